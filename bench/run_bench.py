@@ -1,0 +1,107 @@
+"""`make bench`: import and `dbt build` at paper scale, written to bench/results.json.
+
+Timings on a shared machine are noisy, so each figure is also reported as a ratio to a baseline
+measured in the same run: DuckDB reading the same bundle files into tables with no validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from ingestion import simulator
+from ingestion.bundle import load_bundle
+from ingestion.paths import PROJECT_ROOT
+
+BENCH_DIR = PROJECT_ROOT / "bench"
+
+
+def timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def raw_read_baseline(bundle: Path, scratch: Path) -> float:
+    """Seconds for DuckDB alone to read every bundle file into a table (no checks)."""
+    with duckdb.connect(str(scratch)) as con:
+        start = time.perf_counter()
+        for path in sorted(bundle.glob("*.*")):
+            if path.suffix == ".jsonl":
+                con.execute(f"create table {path.stem} as select * from read_json('{path}')")
+            elif path.suffix == ".parquet":
+                con.execute(f"create table {path.stem} as select * from read_parquet('{path}')")
+        return time.perf_counter() - start
+
+
+def dbt_build(warehouse: Path) -> float:
+    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
+    start = time.perf_counter()
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "dbt"),
+            "build",
+            "--quiet",
+            "--project-dir",
+            str(PROJECT_ROOT),
+            "--profiles-dir",
+            str(PROJECT_ROOT),
+        ],
+        check=True,
+        env=env,
+    )
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--concepts", default="paper")
+    parser.add_argument("--format", default="jsonl", choices=["jsonl", "parquet"])
+    args = parser.parse_args()
+    concepts = simulator.parse_scale(args.concepts)
+
+    work = BENCH_DIR / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    bundle, warehouse = work / "bundle", work / "bench.duckdb"
+
+    _, simulate_s = timed(simulator.simulate, bundle, concepts=concepts, seed=0, fmt=args.format)
+    baseline_s = raw_read_baseline(bundle, work / "baseline.duckdb")
+    counts, import_s = timed(load_bundle, bundle, warehouse)
+    dbt_build_s = dbt_build(warehouse)
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        (n_records,) = con.sql("select count(*) from marts.fct_question_records").fetchone()
+
+    peak_kb = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    )
+    results = {
+        "concepts": concepts,
+        "bundle_format": args.format,
+        "n_judgments": counts["judgments"],
+        "n_question_records": n_records,
+        "simulate_s": round(simulate_s, 2),
+        "baseline_raw_read_s": round(baseline_s, 2),
+        "import_s": round(import_s, 2),
+        "dbt_build_s": round(dbt_build_s, 2),
+        "import_vs_raw_read": round(import_s / baseline_s, 2),
+        "dbt_build_vs_raw_read": round(dbt_build_s / baseline_s, 2),
+        "peak_rss_mb": round(peak_kb / 1024, 1),
+        "cpu_count": os.cpu_count(),
+    }
+    (BENCH_DIR / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

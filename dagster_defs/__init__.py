@@ -1,0 +1,1 @@
+"""Dagster wiring: assets calling `ingestion/`, dbt assets, resources and jobs. Thin by design."""

@@ -1,0 +1,117 @@
+-- Capability scores per model x language scope (Eq. 2, and Eq. 3 for Text Content). Every
+-- capability of the taxonomy gets a row; its score is NULL where there is no evidence.
+with
+
+capabilities as (
+    select * from {{ ref('capabilities') }}
+),
+
+prompts as (
+    select * from {{ ref('stg_prompts') }}
+),
+
+transcriptions as (
+    select * from {{ ref('stg_transcriptions') }}
+),
+
+evidence as (
+    select * from {{ ref('int_capability_evidence') }}
+),
+
+-- A bundle without any transcription (an evaluator without OCR) falls back to the binary
+-- judgments of the text questions (METHOD 3).
+bundle_has_transcriptions as (
+    select count(*) > 0 as has_transcriptions from transcriptions
+),
+
+language_scopes as (
+    select distinct
+        language,
+        language as language_scope
+    from prompts
+    union all
+    select distinct
+        language,
+        'pooled' as language_scope
+    from prompts
+),
+
+scope_sums as (
+    select
+        evidence.model_id,
+        language_scopes.language_scope,
+        evidence.capability,
+        sum(evidence.n_questions)::bigint as n_questions,
+        sum(evidence.n_valid)::bigint as n_valid,
+        sum(evidence.n_valid_yes)::bigint as n_valid_yes,
+        sum(evidence.n_text_images)::bigint as n_text_images,
+        sum(evidence.text_distance_utf16)::bigint as text_distance_utf16,
+        sum(evidence.text_length_utf16)::bigint as text_length_utf16
+    from evidence
+    inner join language_scopes on evidence.language = language_scopes.language
+    group by evidence.model_id, language_scopes.language_scope, evidence.capability
+),
+
+grid as (
+    select
+        models.model_id,
+        scopes.language_scope,
+        capabilities.capability,
+        capabilities.group_key as capability_group,
+        capabilities.group_order,
+        capabilities.capability_order,
+        case
+            when
+                capabilities.evidence = 'transcription'
+                and bundle_has_transcriptions.has_transcriptions
+                then 'transcription'
+            else 'judgment'
+        end as score_source
+    from (select distinct model_id from evidence) as models
+    cross join (select distinct language_scope from language_scopes) as scopes
+    cross join capabilities
+    cross join bundle_has_transcriptions
+),
+
+final as (
+    select
+        grid.model_id,
+        grid.language_scope,
+        grid.capability,
+        grid.capability_group,
+        grid.group_order,
+        grid.capability_order,
+        grid.score_source,
+        coalesce(scope_sums.n_questions, 0) as n_questions,
+        coalesce(scope_sums.n_valid, 0) as n_valid,
+        coalesce(scope_sums.n_valid_yes, 0) as n_valid_yes,
+        coalesce(scope_sums.n_text_images, 0) as n_text_images,
+        coalesce(scope_sums.text_distance_utf16, 0) as text_distance_utf16,
+        coalesce(scope_sums.text_length_utf16, 0) as text_length_utf16,
+        case
+            when grid.score_source = 'transcription'
+                then
+                    -- Eq. 3: micro-averaged over every target character of the ok images.
+                    -- (DuckDB's greatest() skips NULLs, hence the explicit guard.)
+                    case
+                        when scope_sums.text_length_utf16 > 0
+                            then greatest(
+                                0.0,
+                                1.0 - scope_sums.text_distance_utf16 / scope_sums.text_length_utf16
+                            )
+                    end
+            -- Eq. 2: mean outcome over the valid questions.
+            else scope_sums.n_valid_yes / nullif(scope_sums.n_valid, 0)
+        end as score_frac
+    from grid
+    left join scope_sums
+        on
+            grid.model_id = scope_sums.model_id
+            and grid.language_scope = scope_sums.language_scope
+            and grid.capability = scope_sums.capability
+)
+
+select
+    *,
+    100 * score_frac as score
+from final

@@ -1,0 +1,65 @@
+-- Every generator known to the warehouse: the registry seed, the bundle's own generators file and
+-- any model that was judged. Cost (METHOD 12) is measured from images when there are any
+-- (latency x GPUs / megapixels, mean per model), else the bundle's figure, else the seed's.
+with
+
+registry as (
+    select * from {{ ref('generators') }}
+),
+
+bundle_generators as (
+    select * from {{ ref('stg_generators') }}
+),
+
+images as (
+    select * from {{ ref('stg_images') }}
+),
+
+judgments as (
+    select * from {{ ref('stg_judgments') }}
+),
+
+measured_cost as (
+    select
+        model_id,
+        count(*) as n_images,
+        avg(latency_s * gpus / (width_px * height_px / 1e6)) as measured_gpu_s_per_mp
+    from images
+    group by model_id
+),
+
+known_models as (
+    select model_id from registry
+    union
+    select model_id from bundle_generators
+    union
+    select model_id from judgments
+),
+
+final as (
+    select
+        known_models.model_id,
+        coalesce(
+            bundle_generators.display_name, registry.display_name, known_models.model_id
+        ) as display_name,
+        registry.hub_repo_id,
+        registry.pipeline_class,
+        coalesce(measured_cost.n_images, 0) as n_images,
+        measured_cost.measured_gpu_s_per_mp,
+        coalesce(
+            measured_cost.measured_gpu_s_per_mp,
+            bundle_generators.cost_gpu_s_per_mp,
+            registry.cost_gpu_s_per_mp
+        ) as cost_gpu_s_per_mp,
+        case
+            when measured_cost.measured_gpu_s_per_mp is not null then 'measured'
+            when bundle_generators.cost_gpu_s_per_mp is not null then 'bundle'
+            when registry.cost_gpu_s_per_mp is not null then 'registry_' || registry.cost_source
+        end as cost_source
+    from known_models
+    left join registry on known_models.model_id = registry.model_id
+    left join bundle_generators on known_models.model_id = bundle_generators.model_id
+    left join measured_cost on known_models.model_id = measured_cost.model_id
+)
+
+select * from final

@@ -1,0 +1,19 @@
+with
+
+source as (
+    select * from {{ source('raw', 'judgments') }}
+),
+
+renamed as (
+    select
+        cast(prompt_id as varchar) as prompt_id,
+        cast(model_id as varchar) as model_id,
+        cast(question_id as varchar) as question_id,
+        cast(answer as varchar) as answer,
+        -- The native outcome y of METHOD 1; a missing answer stays null, never "no".
+        case answer when 'yes' then 1 when 'no' then 0 end as outcome,
+        cast(p_yes as double) as p_yes
+    from source
+)
+
+select * from renamed

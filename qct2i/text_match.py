@@ -1,0 +1,70 @@
+"""Text Content scoring (METHOD 3, the statistics inside Eq. 3).
+
+Per image the OCR'd blocks are matched to the text targets by a minimum-total-cost assignment.
+Distances are counted in UTF-16 code units, so a character outside the BMP counts 2. The distance
+is target-conditioned: capped at the target's own length; a target left without a block (more
+targets than blocks, or an empty extraction) costs its full length. Extra blocks cost nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+
+def utf16_units(text: str) -> tuple[int, ...]:
+    """The string as UTF-16 code units (a surrogate pair is two units)."""
+    encoded = text.encode("utf-16-le")
+    return tuple(int.from_bytes(encoded[i : i + 2], "little") for i in range(0, len(encoded), 2))
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def edit_distance(a: Sequence[int], b: Sequence[int]) -> int:
+    """Levenshtein distance (unit insert, delete, substitute) between two code-unit sequences."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, unit_a in enumerate(a, start=1):
+        current = [i]
+        for j, unit_b in enumerate(b, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (unit_a != unit_b))
+            )
+        previous = current
+    return previous[-1]
+
+
+def capped_distance(target: str, block: str) -> int:
+    """Target-conditioned distance: never more than the target's own UTF-16 length."""
+    return min(edit_distance(utf16_units(target), utf16_units(block)), utf16_length(target))
+
+
+@dataclass(frozen=True)
+class TextMatch:
+    distance_utf16: int
+    target_length_utf16: int
+    n_matched_targets: int
+
+
+def match_text(targets: Sequence[str], blocks: Sequence[str]) -> TextMatch:
+    """Optimal assignment of blocks to targets; returns the summed distance D and length L.
+
+    Every target starts at its full length (unmatched); matching target i to block j saves
+    length_i - distance_ij >= 0, so the Hungarian method on the negated savings both picks the
+    pairs and, since savings are never negative, matches as many targets as there are blocks.
+    """
+    lengths = np.array([utf16_length(t) for t in targets], dtype=np.int64)
+    total_length = int(lengths.sum())
+    if len(targets) == 0 or len(blocks) == 0:
+        return TextMatch(total_length, total_length, 0)
+    distances = np.array([[capped_distance(t, b) for b in blocks] for t in targets], dtype=np.int64)
+    savings = lengths[:, None] - distances
+    rows, cols = linear_sum_assignment(savings, maximize=True)
+    distance = total_length - int(savings[rows, cols].sum())
+    return TextMatch(distance, total_length, len(rows))
