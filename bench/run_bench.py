@@ -7,6 +7,7 @@ measured in the same run: DuckDB reading the same bundle files into tables with 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import resource
@@ -23,6 +24,10 @@ from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
 
 BENCH_DIR = PROJECT_ROOT / "bench"
+
+# Further measurements over the built paper-scale warehouse: modules `bench/<name>.py` with
+# `measure(warehouse: Path, bundle: Path, work: Path) -> dict` whose keys join results.json.
+STAGES: tuple[str, ...] = ()
 
 
 def timed(fn, *args, **kwargs):
@@ -79,7 +84,11 @@ def main() -> None:
     counts, import_s = timed(load_bundle, bundle, warehouse)
     dbt_build_s = dbt_build(warehouse)
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        (n_records,) = con.sql("select count(*) from marts.fct_question_records").fetchone()
+        (n_records,) = con.execute("select count(*) from marts.fct_question_records").fetchone()
+    stage_results = {}
+    for stage in STAGES:
+        module = importlib.import_module(f"bench.{stage}")
+        stage_results.update(module.measure(warehouse, bundle, work))
 
     peak_kb = max(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
@@ -96,6 +105,7 @@ def main() -> None:
         "dbt_build_s": round(dbt_build_s, 2),
         "import_vs_raw_read": round(import_s / baseline_s, 2),
         "dbt_build_vs_raw_read": round(dbt_build_s / baseline_s, 2),
+        **stage_results,
         "peak_rss_mb": round(peak_kb / 1024, 1),
         "cpu_count": os.cpu_count(),
     }

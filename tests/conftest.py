@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -14,6 +15,7 @@ from ingestion.paths import PROJECT_ROOT
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
+_SESSION_DBT_TARGET = Path(tempfile.mkdtemp(prefix="qct2i-dbt-target-"))
 
 
 def dbt_build(warehouse: Path) -> None:
@@ -24,6 +26,8 @@ def dbt_build(warehouse: Path) -> None:
     """
     env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
     dbt = Path(sys.executable).parent / "dbt"
+    # A target folder of this test session's own, so parallel sessions never share dbt state.
+    target = _SESSION_DBT_TARGET
     result = subprocess.run(
         [
             str(dbt),
@@ -32,6 +36,10 @@ def dbt_build(warehouse: Path) -> None:
             str(PROJECT_ROOT),
             "--profiles-dir",
             str(PROJECT_ROOT),
+            "--target-path",
+            str(target),
+            "--log-path",
+            str(target),
         ],
         env=env,
         capture_output=True,
