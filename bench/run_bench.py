@@ -12,8 +12,6 @@ import json
 import os
 import resource
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,12 +20,13 @@ import duckdb
 from ingestion import simulator
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
+from qct2i.dbt_cli import run_dbt
 
 BENCH_DIR = PROJECT_ROOT / "bench"
 
 # Further measurements over the built paper-scale warehouse: modules `bench/<name>.py` with
 # `measure(warehouse: Path, bundle: Path, work: Path) -> dict` whose keys join results.json.
-STAGES: tuple[str, ...] = ()
+STAGES: tuple[str, ...] = ("structure", "reliability", "routing", "gpu_cpu")
 
 
 def timed(fn, *args, **kwargs):
@@ -48,22 +47,9 @@ def raw_read_baseline(bundle: Path, scratch: Path) -> float:
         return time.perf_counter() - start
 
 
-def dbt_build(warehouse: Path) -> float:
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
+def dbt_build(warehouse: Path, target: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(
-        [
-            str(Path(sys.executable).parent / "dbt"),
-            "build",
-            "--quiet",
-            "--project-dir",
-            str(PROJECT_ROOT),
-            "--profiles-dir",
-            str(PROJECT_ROOT),
-        ],
-        check=True,
-        env=env,
-    )
+    run_dbt("build", warehouse, target_path=target, extra=("--quiet",))
     return time.perf_counter() - start
 
 
@@ -82,7 +68,7 @@ def main() -> None:
     _, simulate_s = timed(simulator.simulate, bundle, concepts=concepts, seed=0, fmt=args.format)
     baseline_s = raw_read_baseline(bundle, work / "baseline.duckdb")
     counts, import_s = timed(load_bundle, bundle, warehouse)
-    dbt_build_s = dbt_build(warehouse)
+    dbt_build_s = dbt_build(warehouse, work / "target")
     with duckdb.connect(str(warehouse), read_only=True) as con:
         (n_records,) = con.execute("select count(*) from marts.fct_question_records").fetchone()
     stage_results = {}

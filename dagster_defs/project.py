@@ -16,8 +16,25 @@ if _INTERPRETER_BIN not in os.environ.get("PATH", "").split(os.pathsep):
 
 DBT_PROJECT = DbtProject(project_dir=PROJECT_ROOT, profiles_dir=PROJECT_ROOT)
 
-# `dagster dev` re-parses on every load; elsewhere (tests, the CLI, a fresh clone) parse once
-# when no manifest exists yet, so importing the definitions never fails on a clean checkout.
+_DBT_SOURCES = ("dbt_project.yml", "models", "macros", "seeds", "tests/dbt")
+
+
+def _manifest_is_stale() -> bool:
+    """True when the manifest is missing or older than any file dbt parses."""
+    manifest = DBT_PROJECT.manifest_path
+    if not manifest.exists():
+        return True
+    built = manifest.stat().st_mtime
+    for name in _DBT_SOURCES:
+        path = PROJECT_ROOT / name
+        files = [path] if path.is_file() else path.rglob("*")
+        if any(f.stat().st_mtime > built for f in files if f.is_file()):
+            return True
+    return False
+
+
+# `dagster dev` re-parses on every load; elsewhere (tests, the CLI, a fresh clone) parse when
+# the manifest is missing or stale, so the asset graph always matches the dbt project.
 DBT_PROJECT.prepare_if_dev()
-if not DBT_PROJECT.manifest_path.exists():
+if _manifest_is_stale():
     DBT_PROJECT.preparer.prepare(DBT_PROJECT)

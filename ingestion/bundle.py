@@ -583,6 +583,48 @@ def read_bundle(folder: Path, capabilities: set[str] | None = None) -> dict[str,
     return {name: _accepted_table(table) for name, table in read.items()}
 
 
+def read_questions_file(path: Path, capabilities: set[str] | None = None) -> pa.Table:
+    """One `questions` file on its own (new requests to route), validated by the bundle's rules
+    for that table, or BundleError listing every problem as file, line and reason.
+
+    The same reading, shape and meaning checks as in `read_bundle` (duplicate ids, unknown
+    capability, parents outside the prompt, self-parents, cycles, ...), minus the checks that
+    need other tables. Returns the table with `question_order`, as `read_bundle` does.
+    """
+    path = Path(path)
+    if capabilities is None:
+        capabilities = default_capabilities()
+    spec = TABLES["questions"]
+    readers = {".jsonl": _read_jsonl, ".parquet": _read_parquet}
+    if path.suffix not in readers or not path.is_file():
+        reason = "not found" if not path.exists() else "expected a .jsonl or .parquet file"
+        raise BundleError(path, [Problem(path.name, None, reason)])
+    read = readers[path.suffix](path, spec)
+    if read.whole and read.table.num_rows == 0 and not read.problems:
+        read.problems.append(Problem(read.file, None, "the file has no questions"))
+        read.whole = False
+    problems = list(read.problems)
+    if read.whole:
+        checks = _shape_checks(spec) + [
+            check for check in _meaning_checks(False) if check.table == spec.name
+        ]
+        con = duckdb.connect()
+        try:
+            con.execute("CREATE MACRO q(x) AS '''' || CAST(x AS VARCHAR) || ''''")
+            taxonomy = pa.table({"capability": pa.array(sorted(capabilities), _STRING)})
+            con.register("taxonomy", taxonomy)
+            con.register(spec.name, read.table)
+            for check in checks:
+                if not check.needs:
+                    problems += _problems_of(con, check, read)
+        finally:
+            con.close()
+        problems += _parent_problems(read)
+    if problems:
+        raise BundleError(path, sorted(problems, key=lambda p: (p.line or 0, p.reason)))
+    return _accepted_table(read)
+
+
 def _problem_order(problem: Problem) -> tuple[int, int, str]:
     table = Path(problem.file).stem  # 'questions.jsonl' and a missing file's 'questions' alike
     return list(TABLES).index(table), problem.line or 0, problem.reason

@@ -1,4 +1,4 @@
-"""`qct2i`: demo, import, build and leaderboard (CONTRACTS.md, Commands)."""
+"""`qct2i`: demo, import, build, leaderboard and route (CONTRACTS.md, Commands)."""
 
 from __future__ import annotations
 
@@ -69,6 +69,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_route(args: argparse.Namespace) -> int:
+    import json
+
+    from ingestion.bundle import BundleError, read_questions_file
+    from qct2i.routing import format_route, load_live_profiles, route_requests
+
+    try:
+        questions = read_questions_file(Path(args.file))
+    except BundleError as error:
+        print(error, file=sys.stderr)
+        return 2
+    profiles, live_eps = load_live_profiles(_pin_warehouse())
+    result = route_requests(questions, profiles, args.language, args.eps, live_eps)
+    print(
+        json.dumps(result.as_json(), ensure_ascii=False, indent=1)
+        if args.json
+        else format_route(result)
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="qct2i",
@@ -92,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     board = commands.add_parser("leaderboard", help="print the HCQ leaderboard")
     board.add_argument("--scopes", nargs="+", default=["en", "zh", "bilingual"])
     board.set_defaults(func=cmd_leaderboard)
+
+    route = commands.add_parser("route", help="rank generators for new requests (a questions file)")
+    route.add_argument("file", help="a questions file (.jsonl or .parquet, CONTRACTS.md columns)")
+    route.add_argument("--language", default="en", help="the requests' language (default en)")
+    route.add_argument("--eps", type=float, help="Q-Profile-C epsilon (default: the warehouse's)")
+    route.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    route.set_defaults(func=cmd_route)
     return parser
 
 

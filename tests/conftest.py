@@ -3,57 +3,32 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from ingestion.paths import PROJECT_ROOT
+from qct2i.dbt_cli import DbtFailed, run_dbt
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
 _SESSION_DBT_TARGET = Path(tempfile.mkdtemp(prefix="qct2i-dbt-target-"))
 
 
-def dbt_build(warehouse: Path) -> None:
-    """`dbt build` (every model and test) against `warehouse` in a child process, as a user runs it.
-
-    A child process, not dbtRunner: dbt-duckdb keeps its DuckDB instance open in the process that
-    ran it, which would block the tests' own read-only connections to the same file.
-    """
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
-    dbt = Path(sys.executable).parent / "dbt"
-    # A target folder of this test session's own, so parallel sessions never share dbt state.
-    target = _SESSION_DBT_TARGET
-    result = subprocess.run(
-        [
-            str(dbt),
-            "build",
-            "--project-dir",
-            str(PROJECT_ROOT),
-            "--profiles-dir",
-            str(PROJECT_ROOT),
-            "--target-path",
-            str(target),
-            "--log-path",
-            str(target),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        pytest.fail(f"dbt build failed:\n{result.stdout[-5000:]}\n{result.stderr[-2000:]}")
+def dbt_build(warehouse: Path, select: tuple[str, ...] = ()) -> None:
+    """`dbt build` (every model and test, or `select`) against `warehouse`, as a user runs it."""
+    try:
+        run_dbt("build", warehouse, select=select, target_path=_SESSION_DBT_TARGET)
+    except DbtFailed as failure:
+        pytest.fail(str(failure))
 
 
-def build_warehouse(bundle: Path, warehouse: Path) -> Path:
+def build_warehouse(bundle: Path, warehouse: Path, select: tuple[str, ...] = ()) -> Path:
     from ingestion.bundle import load_bundle
 
     load_bundle(bundle, warehouse)
-    dbt_build(warehouse)
+    dbt_build(warehouse, select)
     return warehouse
 
 

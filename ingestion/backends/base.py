@@ -1,0 +1,123 @@
+"""The four backend interfaces and their frozen request/result records (plain Python only)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One image to draw: the prompt, the generator and every setting that changes the pixels."""
+
+    prompt_id: str
+    concept_id: str
+    language: str
+    text: str
+    model_id: str
+    seed: int
+    steps: int
+    guidance: float
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class GeneratedBatch:
+    """Images for a batch of requests (same order) and the measured, device-synchronised latency
+    of the one pipeline call that drew them, with the GPUs it occupied."""
+
+    requests: tuple[GenerationRequest, ...]
+    images: tuple[Any, ...]  # PIL images
+    latency_s: float
+    gpus: int
+    device: str
+    revision: str
+
+    @property
+    def megapixels(self) -> float:
+        return sum(r.width * r.height for r in self.requests) / 1e6
+
+    @property
+    def gpu_seconds(self) -> float:
+        return self.latency_s * self.gpus
+
+
+@dataclass(frozen=True)
+class ImageQuestions:
+    """One image with all of its questions: judged as one batch sharing the image prefix."""
+
+    prompt_id: str
+    model_id: str
+    image_path: str
+    questions: tuple[tuple[str, str], ...]  # (question_id, question text), in prompt order
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """A yes/no answer. `answer` None means no usable answer: `raw_text` and `reason` say why; it
+    is never recorded as "no"."""
+
+    prompt_id: str
+    model_id: str
+    question_id: str
+    answer: str | None
+    p_yes: float | None
+    raw_text: str
+    reason: str | None
+    judge_model: str
+    judge_revision: str
+
+
+@dataclass(frozen=True)
+class TranscriptionRequest:
+    prompt_id: str
+    model_id: str
+    image_path: str
+
+
+@dataclass(frozen=True)
+class Transcription:
+    prompt_id: str
+    model_id: str
+    status: str  # "ok" or "unavailable"
+    blocks: tuple[str, ...]
+    raw_text: str
+    reason: str | None
+    ocr_model: str
+    ocr_revision: str
+
+
+@dataclass(frozen=True)
+class QuestionWriteRequest:
+    prompt_id: str
+    language: str
+    text: str
+
+
+class ImageGenerator(ABC):
+    model_id: str
+
+    @abstractmethod
+    def generate(self, requests: Sequence[GenerationRequest]) -> GeneratedBatch:
+        """Draw every request in one pipeline call."""
+
+
+class QuestionJudge(ABC):
+    @abstractmethod
+    def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:
+        """Answer every question of one image, one Judgment per question, in order."""
+
+
+class TextTranscriber(ABC):
+    @abstractmethod
+    def transcribe(self, request: TranscriptionRequest) -> Transcription:
+        """The text blocks visible in the image, or status 'unavailable' with a reason."""
+
+
+class QuestionWriter(ABC):
+    @abstractmethod
+    def write(self, request: QuestionWriteRequest) -> str:
+        """The LLM's raw output (JSON text under METHOD 13's contract), validated elsewhere."""

@@ -1,0 +1,38 @@
+"""Backends by name, as lazy "module:Class" import paths (nothing heavy is imported here)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+BACKENDS: dict[str, dict[str, str]] = {
+    "generator": {
+        "diffusers": "ingestion.backends.diffusers_generator:DiffusersGenerator",
+    },
+    "judge": {
+        "transformers": "ingestion.backends.transformers_vl:TransformersJudge",
+        "vllm": "ingestion.backends.vllm_backend:VllmJudge",
+    },
+    "transcriber": {
+        "transformers": "ingestion.backends.transformers_vl:TransformersTranscriber",
+    },
+    "question_writer": {
+        "recorded": "ingestion.backends.question_writer:RecordedQuestionWriter",
+        "vllm": "ingestion.backends.vllm_backend:VllmQuestionWriter",
+    },
+}
+
+
+def resolve(kind: str, name: str) -> type:
+    """The backend class registered as `name` for `kind`, imported now."""
+    try:
+        target = BACKENDS[kind][name]
+    except KeyError:
+        known = {k: sorted(v) for k, v in BACKENDS.items()}
+        raise KeyError(f"no {kind} backend named {name!r}; known: {known}") from None
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def create(kind: str, name: str, **kwargs: Any):
+    return resolve(kind, name)(**kwargs)

@@ -1,0 +1,111 @@
+-- Routed quality (METHOD 12): each router's decisions define a virtual generator whose records for
+-- request r are the chosen generator's records for r; it is scored like any generator, with the
+-- `hcq` macro (Eq. 4) per language. One row per router x grid epsilon x draw x language; `draw`
+-- is set for the uniform random router only, `grid_eps` for the frontier's Q-Profile-C points.
+with
+
+decisions as (
+    select
+        router,
+        grid_eps,
+        null::bigint as draw,
+        prompt_id,
+        model_id
+    from {{ ref('int_router_decisions') }}
+    union all
+    select
+        'uniform_random' as router,
+        null::double as grid_eps,
+        draw,
+        prompt_id,
+        model_id
+    from {{ ref('int_router_uniform_draws') }}
+),
+
+evidence as (
+    select * from {{ ref('int_router_request_evidence') }}
+),
+
+generators as (
+    select * from {{ ref('int_generators') }}
+),
+
+routed_sums as (
+    select
+        decisions.router,
+        decisions.grid_eps,
+        decisions.draw,
+        evidence.language,
+        evidence.capability,
+        any_value(evidence.group_key) as group_key,
+        sum(evidence.score_num) as score_num,
+        sum(evidence.score_den) as score_den
+    from decisions
+    inner join evidence
+        on
+            decisions.prompt_id = evidence.prompt_id
+            and decisions.model_id = evidence.model_id
+    group by
+        decisions.router, decisions.grid_eps, decisions.draw, evidence.language, evidence.capability
+),
+
+routed_scores as (
+    select
+        router,
+        grid_eps,
+        draw,
+        language,
+        group_key,
+        -- Eq. 2 / Eq. 3 from the sums, as in int_capability_scores
+        case when score_den > 0 then greatest(0.0, score_num / score_den) end as score_frac
+    from routed_sums
+),
+
+group_views as (
+    {{ hcq('routed_scores', ['router', 'grid_eps', 'draw', 'language']) }}
+),
+
+totals as (
+    select distinct
+        router,
+        grid_eps,
+        draw,
+        language,
+        hcq_total_frac,
+        n_groups,
+        n_capabilities_total
+    from group_views
+),
+
+costs as (
+    select
+        decisions.router,
+        decisions.grid_eps,
+        decisions.draw,
+        avg(generators.cost_gpu_s_per_mp) as gpu_s_per_mp,
+        count(*) as n_requests
+    from decisions
+    inner join generators on decisions.model_id = generators.model_id
+    group by decisions.router, decisions.grid_eps, decisions.draw
+),
+
+final as (
+    select
+        totals.router,
+        totals.grid_eps,
+        totals.draw,
+        totals.language,
+        totals.hcq_total_frac,
+        totals.n_groups,
+        totals.n_capabilities_total,
+        costs.gpu_s_per_mp,
+        costs.n_requests
+    from totals
+    inner join costs
+        on
+            totals.router = costs.router
+            and totals.grid_eps is not distinct from costs.grid_eps
+            and totals.draw is not distinct from costs.draw
+)
+
+select * from final

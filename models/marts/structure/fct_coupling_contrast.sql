@@ -1,0 +1,21 @@
+with
+
+intervals as (
+    select * from {{ ref('int_coupling_intervals') }}
+    where effect_kind = 'contrast'
+),
+
+final as (
+    select
+        language,
+        model_id,
+        effect as contrast,
+        estimate * 100.0 as gamma,
+        ci_lo * 100.0 as ci_lo,
+        ci_hi * 100.0 as ci_hi,
+        n_prompts,
+        n_draws
+    from intervals
+)
+
+select * from final

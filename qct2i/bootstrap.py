@@ -1,0 +1,308 @@
+"""Paired concept bootstrap of HCQ totals (METHOD 11), vectorised.
+
+Every score of Eq. 2 and Eq. 3 is a ratio of sums over prompts, so a bootstrap replicate needs
+only per-concept sufficient statistics: for each concept c, model m, language l and capability t
+a numerator and a denominator (valid "yes" count and valid count; for the transcription
+capability the UTF-16 edit-distance sum D and target-length sum L). Resampling concepts with
+replacement gives each concept a count w_c (a multinomial draw), and the replicate's sums are
+`sum_c w_c * stats_c`: one matrix product `W @ S` for all replicates at once, with W [draws x
+concepts] and S [concepts x (model, language, capability, numerator/denominator)]. Scores and
+HCQ (`qct2i.hcq`) are then applied per replicate. One W serves every model and both languages, so
+the draws are paired: a concept's English and Chinese prompts and every generator's images of
+them enter or leave a replicate together. No tensor of size draws x concepts x models is ever
+formed; W is produced in chunks of draws.
+
+Conventions (written down because the method is silent):
+- Ranks are competition ranks ("1224", like SQL `rank()`): 1 + the number of models with a
+  strictly higher total. A model whose total is undefined in a draw gets no rank there.
+- Top-1 probability splits ties: a draw in which k models share rank 1 gives each of them 1/k,
+  so the probabilities of a scope sum to 1 over the draws that rank any model.
+- Rank interval: the 2.5% and 97.5% quantiles of a model's rank over the draws, taken as
+  inverse-CDF quantiles (the smallest rank r with P(rank <= r) >= q) so that they are ranks.
+- Pairwise interval: linear-interpolation percentiles 2.5 and 97.5 of the per-draw difference.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from qct2i.hcq import hcq_total
+
+BILINGUAL = "bilingual"
+# Draws per chunk of the weights matrix: 1,000 x 6,573 concepts is 26 MB of float32.
+DRAW_CHUNK = 1000
+# float32 holds every integer below 2**24 exactly, so integer sums below it are exact.
+_FLOAT32_EXACT = 2**24
+
+
+@dataclass(frozen=True)
+class ConceptStats:
+    """Dense per-concept sufficient statistics, numerator and denominator [C, M, L, T]."""
+
+    concept_ids: tuple[str, ...]
+    model_ids: tuple[str, ...]
+    languages: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    capability_groups: tuple[str, ...]
+    is_transcription: np.ndarray  # [T] bool: score = max(0, 1 - num / den), else num / den
+    numerator: np.ndarray
+    denominator: np.ndarray
+    bilingual_languages: tuple[str, str] = ("en", "zh")
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """Each language, then `bilingual` when both bilingual languages are present."""
+        if all(lang in self.languages for lang in self.bilingual_languages):
+            return (*self.languages, BILINGUAL)
+        return self.languages
+
+
+def encode(values, universe: Sequence[str] | None = None) -> tuple[tuple[str, ...], np.ndarray]:
+    """(sorted distinct values or `universe`, each value's index in it). Arrow string arrays are
+    dictionary-encoded by Arrow (fast at millions of rows); anything else goes through numpy."""
+    if isinstance(values, pa.ChunkedArray | pa.Array):
+        encoded = pc.dictionary_encode(values)
+        if isinstance(encoded, pa.ChunkedArray):
+            encoded = encoded.combine_chunks()
+        distinct = encoded.dictionary.to_pylist()
+        indices = encoded.indices.to_numpy(zero_copy_only=False)
+    else:
+        uniq, indices = np.unique(np.asarray(values).astype(str), return_inverse=True)
+        distinct = uniq.tolist()
+    universe = tuple(sorted(distinct)) if universe is None else tuple(universe)
+    lookup = {v: i for i, v in enumerate(universe)}
+    missing = [v for v in distinct if v not in lookup]
+    if missing:
+        raise ValueError(f"values outside {universe[:5]}...: {missing[:5]}")
+    remap = np.array([lookup[v] for v in distinct], dtype=np.int64)
+    return universe, remap[np.asarray(indices, dtype=np.int64)]
+
+
+def concept_stats(
+    columns: Mapping[str, Sequence],
+    capabilities: Sequence[str],
+    capability_groups: Sequence[str],
+    transcription_capabilities: Sequence[str] = (),
+    masked: bool = True,
+    bilingual_languages: Sequence[str] = ("en", "zh"),
+) -> ConceptStats:
+    """Dense statistics from long rows (one per concept or prompt x model x capability).
+
+    `columns` holds equal-length arrays `concept_id`, `model_id`, `language`, `capability`,
+    `n_valid`, `n_valid_yes`, `text_distance_utf16`, `text_length_utf16`, and for
+    `masked=False` also `n_questions`, `n_yes`: the masking-effect view of METHOD 6 (every
+    question counted, its native outcome, a missing judgment as 0). Rows of one concept add up
+    (a concept's prompts of one language are summed). Capabilities in
+    `transcription_capabilities` are scored from D and L (Eq. 3); the others from counts (Eq. 2).
+    """
+    concepts, c_idx = encode(columns["concept_id"])
+    models, m_idx = encode(columns["model_id"])
+    languages, l_idx = encode(columns["language"])
+    _, t_idx = encode(columns["capability"], capabilities)
+    is_text = np.array([t in set(transcription_capabilities) for t in capabilities])
+    if masked:
+        num_counts, den_counts = columns["n_valid_yes"], columns["n_valid"]
+    else:
+        num_counts, den_counts = columns["n_yes"], columns["n_questions"]
+    text_row = is_text[t_idx]
+    num = np.where(text_row, np.asarray(columns["text_distance_utf16"]), np.asarray(num_counts))
+    den = np.where(text_row, np.asarray(columns["text_length_utf16"]), np.asarray(den_counts))
+    shape = (len(concepts), len(models), len(languages), len(capabilities))
+    flat = np.ravel_multi_index((c_idx, m_idx, l_idx, t_idx), shape)
+    size = int(np.prod(shape))
+    numerator = np.bincount(flat, weights=num.astype(float), minlength=size).reshape(shape)
+    denominator = np.bincount(flat, weights=den.astype(float), minlength=size).reshape(shape)
+    return ConceptStats(
+        concept_ids=concepts,
+        model_ids=models,
+        languages=languages,
+        capabilities=tuple(capabilities),
+        capability_groups=tuple(capability_groups),
+        is_transcription=is_text,
+        numerator=numerator,
+        denominator=denominator,
+        bilingual_languages=tuple(bilingual_languages),
+    )
+
+
+def capability_scores(
+    numerator: np.ndarray, denominator: np.ndarray, is_transcription: np.ndarray
+) -> np.ndarray:
+    """Eq. 2 (num / den) and Eq. 3 (max(0, 1 - D / L)) elementwise; NaN where den = 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = numerator / denominator
+        scores = np.where(is_transcription, np.maximum(0.0, 1.0 - ratio), ratio)
+    return np.where(denominator > 0, scores, np.nan)
+
+
+def scope_totals(numerator: np.ndarray, denominator: np.ndarray, stats: ConceptStats) -> np.ndarray:
+    """HCQ totals [..., M, scopes] from summed statistics [..., M, L, T].
+
+    The bilingual total is the fixed 50/50 mean of the two languages' totals, NaN unless both
+    are defined (as in `fct_hcq_leaderboard`).
+    """
+    scores = capability_scores(numerator, denominator, stats.is_transcription)
+    per_language = hcq_total(scores, stats.capability_groups)  # [..., M, L]
+    if BILINGUAL not in stats.scopes:
+        return per_language
+    first, second = (stats.languages.index(lang) for lang in stats.bilingual_languages)
+    bilingual = (per_language[..., first] + per_language[..., second]) / 2
+    return np.concatenate([per_language, bilingual[..., None]], axis=-1)
+
+
+def point_totals(stats: ConceptStats) -> np.ndarray:
+    """The observed totals [M, scopes]: every concept counted once."""
+    return scope_totals(stats.numerator.sum(axis=0), stats.denominator.sum(axis=0), stats)
+
+
+def concept_weights(
+    n_concepts: int, draws: int, seed: int, chunk: int = DRAW_CHUNK
+) -> Iterator[np.ndarray]:
+    """Chunks [<= chunk, n_concepts] of the weights matrix W: row b holds how often each concept
+    appears in draw b (n_concepts concepts drawn uniformly with replacement, i.e. a
+    Multinomial(n_concepts, 1/n_concepts) vector). Deterministic for a given seed and chunk."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        picks = rng.integers(0, n_concepts, size=(size, n_concepts))
+        picks += (np.arange(size) * n_concepts)[:, None]
+        counts = np.bincount(picks.ravel(), minlength=size * n_concepts)
+        yield counts.reshape(size, n_concepts).astype(float)
+
+
+def bootstrap_totals(stats: ConceptStats, draws: int, seed: int) -> np.ndarray:
+    """Replicate totals [draws, M, scopes] from W @ S, chunk by chunk."""
+    n_concepts = len(stats.concept_ids)
+    cell_shape = stats.numerator.shape[1:]
+    n_cells = int(np.prod(cell_shape))
+    matrix = np.concatenate(
+        [
+            stats.numerator.reshape(n_concepts, n_cells),
+            stats.denominator.reshape(n_concepts, n_cells),
+        ],
+        axis=1,
+    )
+    # Cells without any evidence stay 0 in every draw: leave them out of the product.
+    used = np.flatnonzero(matrix.any(axis=0))
+    matrix = matrix[:, used]
+    # The statistics are counts and character sums (integers), so a float32 product is exact
+    # while every sum stays below 2**24; it runs about twice as fast as float64.
+    is_integer = bool(np.all(matrix == np.round(matrix)))
+    column_bound = matrix.max(axis=0, initial=0) * n_concepts
+    exact32 = is_integer and bool((column_bound < _FLOAT32_EXACT).all())
+    matrix = matrix.astype(np.float32 if exact32 else np.float64)
+    out = np.empty((draws, len(stats.model_ids), len(stats.scopes)))
+    start = 0
+    for weights in concept_weights(n_concepts, draws, seed):
+        sums = np.zeros((len(weights), 2 * n_cells))
+        sums[:, used] = weights.astype(matrix.dtype) @ matrix
+        num = sums[:, :n_cells].reshape(len(weights), *cell_shape)
+        den = sums[:, n_cells:].reshape(len(weights), *cell_shape)
+        out[start : start + len(weights)] = scope_totals(num, den, stats)
+        start += len(weights)
+    return out
+
+
+# -- summaries of the replicates ------------------------------------------------------------
+
+
+def competition_ranks(totals: np.ndarray) -> np.ndarray:
+    """Ranks along the last axis (1 = highest; ties share the best rank; NaN total -> NaN rank)."""
+    totals = np.asarray(totals, dtype=float)
+    higher = (totals[..., None, :] > totals[..., :, None]).sum(axis=-1)
+    return np.where(np.isnan(totals), np.nan, 1.0 + higher)
+
+
+def top1_probability(totals: np.ndarray) -> np.ndarray:
+    """P(rank 1) per model from replicate totals [draws, M], ties split equally."""
+    winners = competition_ranks(totals) == 1
+    n_winners = winners.sum(axis=1, keepdims=True)
+    ranked = n_winners[:, 0] > 0
+    if not ranked.any():
+        return np.full(totals.shape[1], np.nan)
+    share = winners[ranked] / n_winners[ranked]
+    return share.mean(axis=0)
+
+
+def rank_intervals(totals: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper rank quantiles per model (inverse-CDF, so they are whole ranks)."""
+    ranks = competition_ranks(totals)
+    tail = (1 - level) / 2
+    lo, hi = np.nanquantile(ranks, [tail, 1 - tail], axis=0, method="inverted_cdf")
+    return lo, hi
+
+
+def pairwise_intervals(totals: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval [M, M] of total_a - total_b over the draws (a = row, b = column)."""
+    diffs = totals[:, :, None] - totals[:, None, :]
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.nanpercentile(diffs, [tail, 100 - tail], axis=0)
+    return lo, hi
+
+
+# -- inputs from the warehouse (dbt Python models pass DuckDB relations' Arrow tables) ----------
+
+
+def config_list(value) -> list:
+    """A list-valued dbt var passed through a Python model's config (rendered as its repr)."""
+    return list(ast.literal_eval(value)) if isinstance(value, str) else list(value)
+
+
+def taxonomy_from_arrow(capabilities) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(capabilities, their group keys) in the seed's capability order."""
+    rows = sorted(capabilities.to_pylist(), key=lambda r: r["capability_order"])
+    return tuple(r["capability"] for r in rows), tuple(r["group_key"] for r in rows)
+
+
+def columns_from_arrow(table) -> dict:
+    """Numeric columns of an Arrow table as numpy arrays; string columns stay Arrow (`encode`)."""
+    return {
+        name: column.combine_chunks()
+        if pa.types.is_string(column.type)
+        else column.to_numpy(zero_copy_only=False)
+        for name, column in zip(table.column_names, table.columns, strict=True)
+    }
+
+
+def stats_from_arrow(
+    stats_table,
+    capabilities_table,
+    capability_scores_table,
+    masked: bool = True,
+    bilingual_languages: Sequence[str] = ("en", "zh"),
+) -> ConceptStats:
+    """ConceptStats from `int_prompt_sufficient_stats`, the taxonomy seed and
+    `int_capability_scores` (whose `score_source` says which capability is scored from
+    transcriptions: none when the bundle has no OCR and text falls back to judgments)."""
+    capabilities, groups = taxonomy_from_arrow(capabilities_table)
+    sources = capability_scores_table.select(["capability", "score_source"]).to_pylist()
+    transcription = sorted(
+        {r["capability"] for r in sources if r["score_source"] == "transcription"}
+    )
+    return concept_stats(
+        columns_from_arrow(stats_table),
+        capabilities,
+        groups,
+        transcription,
+        masked=masked,
+        bilingual_languages=bilingual_languages,
+    )
+
+
+def totals_from_draws(table) -> tuple[tuple[str, ...], tuple[str, ...], np.ndarray]:
+    """(scopes, models, totals [1 + draws, M, scopes]) from the long `int_reliability_draws`
+    table (draw 0 = observed); missing cells and null totals are NaN."""
+    cols = columns_from_arrow(table)
+    scopes, s_idx = encode(cols["language_scope"])
+    models, m_idx = encode(cols["model_id"])
+    draw = cols["draw_index"].astype(np.int64)
+    totals = np.full((int(draw.max()) + 1, len(models), len(scopes)), np.nan)
+    values = table.column("hcq_total_frac").to_numpy(zero_copy_only=False)
+    totals[draw, m_idx, s_idx] = np.asarray(values, dtype=float)
+    return scopes, models, totals

@@ -1,0 +1,49 @@
+"""`dbt` in a child process against one warehouse file: the one home for how tests, benches and
+studies run it.
+
+A child process, not dbt's in-process runner, because dbt-duckdb keeps its DuckDB instance open in
+the process that ran it, which would block later connections to the same file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ingestion.paths import PROJECT_ROOT
+
+
+class DbtFailed(RuntimeError):
+    """dbt exited non-zero; the message carries the tail of its output."""
+
+
+def run_dbt(
+    command: str,
+    warehouse: Path,
+    *,
+    select: Sequence[str] = (),
+    target_path: Path | None = None,
+    extra: Sequence[str] = (),
+) -> subprocess.CompletedProcess:
+    """Run `dbt <command>` over the project with QCT2I_WAREHOUSE = `warehouse`.
+
+    `target_path` keeps dbt's state (and logs) apart from other runs on the same checkout.
+    """
+    argv = [str(Path(sys.executable).parent / "dbt"), command]
+    argv += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
+    if target_path is not None:
+        argv += ["--target-path", str(target_path), "--log-path", str(target_path)]
+    if select:
+        argv += ["--select", *select]
+    argv += list(extra)
+    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
+    result = subprocess.run(argv, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise DbtFailed(
+            f"dbt {command} failed ({' '.join(select)}):\n"
+            f"{result.stdout[-5000:]}\n{result.stderr[-2000:]}"
+        )
+    return result

@@ -1,0 +1,161 @@
+"""The generation asset: a tiny Stable Diffusion built in code, loaded by DiffusionPipeline, run
+through dagster.materialize by generator partition; then a crash after k images and a rerun."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+import pytest
+from PIL import Image
+
+from dagster_defs.assets.generation import FAIL_AFTER_ENV, generated_images, judged_images
+from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
+from ingestion.backends.generators import image_seed
+from tests.ingestion.backends.conftest import tiny_sd, tiny_vl  # noqa: F401
+
+CONCEPTS = ("c001", "c002", "c003")
+
+
+def _bundle(tmp_path: Path) -> Path:
+    bundle = tmp_path / "gpu_bundle"
+    bundle.mkdir()
+    prompts = [
+        {"prompt_id": f"{c}-{lang}", "concept_id": c, "language": lang, "source": "t", "text": text}
+        for c in CONCEPTS
+        for lang, text in (("en", f"a cat number {c}"), ("zh", f"一只猫 {c}"))
+    ]
+    (bundle / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts))
+    questions = [
+        {
+            "prompt_id": p["prompt_id"],
+            "question_id": f"{p['prompt_id']}-q{i}",
+            "text": t,
+            "capability": "animals",
+            "parents": [] if i == 1 else [f"{p['prompt_id']}-q1"],
+        }
+        for p in prompts
+        for i, t in ((1, "Is there a cat?"), (2, "Is the cat red?"))
+    ]
+    (bundle / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions))
+    return bundle
+
+
+def _materialize(asset, bundle, resources, partition="lens"):
+    return dg.materialize(
+        [asset],
+        partition_key=partition,
+        resources=resources,
+        run_config={"ops": {asset.op.name: {"config": {"bundle": str(bundle), "batch_size": 2}}}},
+        raise_on_error=False,
+    )
+
+
+def _meta(result, name: str) -> dict:
+    (event,) = [
+        e
+        for e in result.get_asset_materialization_events()
+        if e.asset_key == dg.AssetKey(["gpu", name])
+    ]
+    return {k: v.value for k, v in event.materialization.metadata.items()}
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def generator_resource(tiny_sd):  # noqa: F811
+    return ImageGeneratorResource(profile="cpu", tiny_dir=str(tiny_sd.parent), device="cpu")
+
+
+def test_generation_asset_draws_every_prompt_and_measures_cost(tmp_path, generator_resource):
+    bundle = _bundle(tmp_path)
+    result = _materialize(generated_images, bundle, {"image_generator": generator_resource})
+    assert result.success
+    rows = _rows(bundle / "images.jsonl")
+    assert sorted(r["prompt_id"] for r in rows) == sorted(
+        f"{c}-{x}" for c in CONCEPTS for x in ("en", "zh")
+    )
+    for row in rows:
+        concept = row["prompt_id"].split("-")[0]
+        assert row["seed"] == image_seed(concept, "lens")
+        assert (row["model_id"], row["width"], row["height"], row["steps"]) == ("lens", 32, 32, 2)
+        assert row["guidance"] == 1.0 and row["revision"].startswith("local-")
+        assert row["latency_s"] > 0 and row["gpus"] == 0
+        assert row["latency_s"] == pytest.approx(row["batch_latency_s"] / row["batch_size"])
+        with Image.open(bundle / row["path"]) as image:
+            assert image.size == (32, 32)
+    meta = _meta(result, "generated_images")
+    device_s = sum(r["batch_latency_s"] for r in rows) / 2  # each batch listed on its 2 rows
+    assert meta["drawn"] == 6 and meta["skipped"] == 0
+    assert meta["gpu_s_per_mp"] == pytest.approx(device_s / (6 * 32 * 32 / 1e6))
+    # both languages of a concept share a seed; the pipeline is seeded, so a rerun of a concept's
+    # prompt reproduces its pixels: compare against a fresh draw through the backend
+    spec = generator_resource.spec("lens")
+    backend = generator_resource.load(spec)
+    first = next(r for r in rows if r["prompt_id"] == "c002-en")
+    from ingestion.backends.base import GenerationRequest
+
+    again = backend.generate(
+        [
+            GenerationRequest(
+                "c002-en", "c002", "en", "a cat number c002", "lens", first["seed"], 2, 1.0, 32, 32
+            )
+        ]
+    )
+    with Image.open(bundle / first["path"]) as stored:
+        assert np.array_equal(np.asarray(stored), np.asarray(again.images[0]))
+
+
+def test_a_crash_after_k_images_then_a_rerun_leaves_every_image_once(
+    tmp_path, generator_resource, monkeypatch
+):
+    bundle = _bundle(tmp_path)
+    monkeypatch.setenv(FAIL_AFTER_ENV, "3")  # batch 1 (2 images) recorded, batch 2 crashes
+    crashed = _materialize(generated_images, bundle, {"image_generator": generator_resource})
+    assert not crashed.success
+    assert len(_rows(bundle / "images.jsonl")) == 2
+    assert len(list((bundle / "images").rglob("*.png"))) == 3  # the in-flight PNG landed
+    with (bundle / "images.jsonl").open("a") as f:
+        f.write('{"image_id": "torn')  # a crash mid-append leaves a torn line
+    monkeypatch.delenv(FAIL_AFTER_ENV)
+    rerun = _materialize(generated_images, bundle, {"image_generator": generator_resource})
+    assert rerun.success
+    meta = _meta(rerun, "generated_images")
+    assert (meta["skipped"], meta["drawn"]) == (2, 4)
+    rows = _rows(bundle / "images.jsonl")
+    ids = [r["image_id"] for r in rows]
+    assert len(ids) == len(set(ids)) == 6
+    assert sorted(p.name for p in (bundle / "images").rglob("*.png")) == sorted(
+        Path(r["path"]).name for r in rows
+    )
+    third = _materialize(generated_images, bundle, {"image_generator": generator_resource})
+    meta = _meta(third, "generated_images")
+    assert (meta["skipped"], meta["drawn"]) == (6, 0)
+
+
+def test_judge_asset_answers_every_question_of_every_image(
+    tmp_path,
+    generator_resource,
+    tiny_vl,  # noqa: F811
+):
+    bundle = _bundle(tmp_path)
+    judge = QuestionJudgeResource(profile="cpu", tiny_dir=str(tiny_vl.parent))
+    assert _materialize(generated_images, bundle, {"image_generator": generator_resource}).success
+    result = _materialize(judged_images, bundle, {"question_judge": judge})
+    assert result.success
+    rows = _rows(bundle / "judgments.jsonl")
+    assert len(rows) == 12  # 6 images x 2 questions
+    for row in rows:
+        assert row["judge_model"] == "tiny-qwen3-vl" and row["judge_revision"].startswith("local-")
+        assert row["answer"] in ("yes", "no", None)
+        if row["answer"] is None:
+            assert row["p_yes"] is None and row["reason"] and row["raw_text"] is not None
+        else:
+            assert 0 <= row["p_yes"] <= 1
+    again = _materialize(judged_images, bundle, {"question_judge": judge})
+    assert _meta(again, "judged_images")["skipped"] == 6
+    assert len(_rows(bundle / "judgments.jsonl")) == 12

@@ -1,0 +1,166 @@
+"""Light parts of the backends: no heavy imports, registry, cache keys, ids, seeds, parsing."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ingestion.backends import GenerationRequest, cache_key, resolve
+from ingestion.backends.generators import generator_model_ids, image_seed, load_generator_specs
+from ingestion.backends.parsing import (
+    p_yes_from_logits,
+    p_yes_from_logprobs,
+    parse_blocks,
+    parse_yes_no,
+)
+from ingestion.backends.store import ImageStore, UnsafeIdError, validate_id
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_importing_ingestion_and_dagster_defs_pulls_in_no_ml_library():
+    code = (
+        "import ingestion, ingestion.backends, dagster_defs, dagster_defs.definitions, sys; "
+        "heavy = [m for m in ('torch', 'diffusers', 'transformers', 'vllm') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_registry_resolves_lazily_and_refuses_unknown_names():
+    with pytest.raises(KeyError, match="no judge backend named 'nope'"):
+        resolve("judge", "nope")
+    writer = resolve("question_writer", "recorded")
+    assert writer.__name__ == "RecordedQuestionWriter"
+
+
+def _request(**changes):
+    base = dict(
+        prompt_id="p1",
+        concept_id="c1",
+        language="en",
+        text="a red  cat",
+        model_id="lens",
+        seed=7,
+        steps=4,
+        guidance=1.0,
+        width=32,
+        height=32,
+    )
+    return GenerationRequest(**{**base, **changes})
+
+
+def test_cache_key_ignores_whitespace_but_not_meaning():
+    key = cache_key(_request(), "diffusers", "lens", "r1", 7)
+    assert key == cache_key(_request(text=" a red cat "), "diffusers", "lens", "r1", 7)
+    assert len(key) == 64
+    others = {
+        cache_key(_request(text="a blue cat"), "diffusers", "lens", "r1", 7),
+        cache_key(_request(), "diffusers", "lens", "r2", 7),
+        cache_key(_request(), "diffusers", "lens", "r1", 8),
+        cache_key(_request(), "vllm", "lens", "r1", 7),
+        cache_key(_request(steps=5), "diffusers", "lens", "r1", 7),
+    }
+    assert key not in others and len(others) == 5
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "..",
+        ".",
+        "a/b",
+        "../x",
+        "/etc/passwd",
+        "a\x00b",
+        "a\\b",
+        "C:x",
+        ".hidden",
+        "-rf",
+        "a..b",
+        "x" * 129,
+        "é",
+        "a b",
+        None,
+        3,
+    ],
+)
+def test_unsafe_ids_are_refused(bad, tmp_path):
+    with pytest.raises(UnsafeIdError):
+        validate_id(bad)
+    with pytest.raises(UnsafeIdError):
+        ImageStore(tmp_path).path("lens", bad, 1)
+
+
+def test_safe_ids_map_inside_the_store(tmp_path):
+    assert validate_id("c000123-zh_1.v2") == "c000123-zh_1.v2"
+    path = ImageStore(tmp_path / "store").path("flux1-dev", "c1-en", 42)
+    assert path == tmp_path / "store" / "flux1-dev" / "c1-en__s42.png"
+    with pytest.raises(UnsafeIdError):
+        ImageStore(tmp_path).path("lens", "c1", -1)
+
+
+def test_seed_is_per_concept_and_generator():
+    expected = int(hashlib.sha256(b"c0042|flux1-dev").hexdigest()[:8], 16) % 2**31
+    assert image_seed("c0042", "flux1-dev") == expected
+    assert image_seed("c0042", "flux1-dev") != image_seed("c0042", "lens")
+    assert image_seed("c0042", "lens") != image_seed("c0043", "lens")
+
+
+def test_generator_specs_follow_the_seed_file():
+    ids = generator_model_ids()
+    assert len(ids) == 13 and ids[0] == "ernie-image"
+    turbo = load_generator_specs()["z-image-turbo"]
+    assert (turbo.source, turbo.pipeline_class, turbo.steps, turbo.guidance) == (
+        "Tongyi-MAI/Z-Image-Turbo",
+        "ZImagePipeline",
+        9,
+        0.0,
+    )
+    assert (turbo.width, turbo.height, turbo.gpus) == (1024, 1024, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [("yes", "yes"), (" Yes.", "yes"), ("no", "no"), ("NO!", "no"), ("是", "yes"), ("否", "no")],
+)
+def test_yes_no_answers_parse(text, answer):
+    assert parse_yes_no(text) == (answer, None)
+
+
+@pytest.mark.parametrize("text", ["maybe", "", "yes no", "nope", "<|im_end|>"])
+def test_other_outputs_are_missing_with_a_reason_never_no(text):
+    answer, reason = parse_yes_no(text)
+    assert answer is None and reason
+
+
+def test_p_yes_is_the_two_way_softmax():
+    assert p_yes_from_logits(2.0, 0.0) == pytest.approx(math.e**2 / (math.e**2 + 1))
+    assert p_yes_from_logits(1000.0, 1000.0) == pytest.approx(0.5)
+    lp = {"yes": math.log(0.6), "no": math.log(0.2), "maybe": math.log(0.2)}
+    assert p_yes_from_logprobs(lp) == pytest.approx(0.75)
+    assert p_yes_from_logprobs({"maybe": -0.1}) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "blocks"),
+    [
+        ('{"blocks": ["OPEN", " 你好 "]}', ("OPEN", "你好")),
+        ('["EXIT"]', ("EXIT",)),
+        ('```json\n{"blocks": []}\n```', ()),
+    ],
+)
+def test_blocks_parse(raw, blocks):
+    assert parse_blocks(raw) == (blocks, None)
+
+
+@pytest.mark.parametrize("raw", ['{"blocks": ["a"', '{"text": "a"}', '{"blocks": [1]}', "OPEN"])
+def test_unparseable_blocks_give_a_reason(raw):
+    blocks, reason = parse_blocks(raw)
+    assert blocks is None and reason

@@ -1,0 +1,100 @@
+"""The transformers Qwen3-VL judge and transcriber on a tiny model built in code.
+
+The tiny model's weights are random, so the answer is forced where the test needs one: its output
+head is replaced by a zero-weight layer whose bias alone sets the logits, so the expected answer and
+p_yes follow by hand from the bias values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from PIL import Image
+
+from ingestion.backends.base import ImageQuestions, TranscriptionRequest
+from ingestion.backends.transformers_vl import TransformersJudge, TransformersTranscriber
+
+QUESTIONS = (("q1", "Is there a cat?"), ("q2", "Is the cat red?"), ("q3", "Is the sign legible?"))
+
+
+@pytest.fixture(scope="module")
+def judge(tiny_vl):
+    return TransformersJudge(str(tiny_vl), model_name="tiny-qwen3-vl", device="cpu")
+
+
+@pytest.fixture
+def image(tmp_path):
+    path = tmp_path / "image.png"
+    Image.new("RGB", (32, 32), (200, 10, 10)).save(path)
+    return str(path)
+
+
+def _force(judge, biases: dict[int, float]):
+    head = judge.vl.model.lm_head
+    forced = torch.nn.Linear(head.in_features, head.out_features, bias=True)
+    torch.nn.init.zeros_(forced.weight)
+    torch.nn.init.zeros_(forced.bias)
+    for token, value in biases.items():
+        forced.bias.data[token] = value
+    judge.vl.model.lm_head = forced
+    return head
+
+
+def test_one_image_with_all_its_questions_is_one_forward_pass(judge, image):
+    calls = []
+    hook = judge.vl.model.register_forward_hook(
+        lambda _m, _a, kwargs, _o: calls.append(kwargs["input_ids"].shape[0]), with_kwargs=True
+    )
+    try:
+        results = judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS))
+    finally:
+        hook.remove()
+    assert calls == [3]
+    assert [r.question_id for r in results] == ["q1", "q2", "q3"]
+    assert all(
+        r.judge_model == "tiny-qwen3-vl" and r.judge_revision.startswith("local-") for r in results
+    )
+
+
+def test_forced_yes_gives_answer_and_two_way_softmax(judge, image):
+    original = _force(judge, {judge.yes_id: 3.0, judge.no_id: 1.0})
+    try:
+        results = judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS[:2]))
+    finally:
+        judge.vl.model.lm_head = original
+    expected = 1 / (1 + math.exp(-2.0))  # e^3 / (e^3 + e^1)
+    for r in results:
+        assert (r.answer, r.reason, r.raw_text) == ("yes", None, "yes")
+        assert r.p_yes == pytest.approx(expected, rel=1e-5)
+
+
+def test_forced_no(judge, image):
+    original = _force(judge, {judge.yes_id: -1.0, judge.no_id: 0.5})
+    try:
+        (r,) = judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS[:1]))
+    finally:
+        judge.vl.model.lm_head = original
+    assert r.answer == "no" and r.p_yes == pytest.approx(1 / (1 + math.exp(1.5)), rel=1e-5)
+
+
+def test_an_output_that_is_neither_yes_nor_no_is_missing_not_no(judge, image):
+    other = judge.vl.tokenizer.encode("cat", add_special_tokens=False)[0]
+    original = _force(judge, {judge.yes_id: 1.0, judge.no_id: 2.0, other: 5.0})
+    try:
+        (r,) = judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS[:1]))
+    finally:
+        judge.vl.model.lm_head = original
+    assert r.answer is None and r.p_yes is None
+    assert r.raw_text == judge.vl.tokenizer.decode([other]) and "neither yes nor no" in r.reason
+
+
+def test_transcriber_reports_unavailable_with_a_reason_on_garbage(tiny_vl, image):
+    transcriber = TransformersTranscriber(
+        str(tiny_vl), model_name="tiny", device="cpu", max_new_tokens=6
+    )
+    result = transcriber.transcribe(TranscriptionRequest("p1", "lens", image))
+    # random weights: whatever it says is not a JSON list of blocks
+    assert result.status == "unavailable" and result.blocks == () and result.reason
+    assert result.ocr_revision.startswith("local-")

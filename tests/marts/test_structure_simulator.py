@@ -1,0 +1,95 @@
+"""Structural diagnostics recover what the simulator planted (ingestion.simulator, coupling=...).
+
+The simulator's child succeeds with its rate r when every parent said yes, else r * (1 -
+coupling): coupling > 0 plants parent -> child co-failure on DSG edges and nothing between
+disconnected components, so the edge contrast must come out positive and, at coupling 0, every
+contrast must be consistent with 0.
+"""
+
+from __future__ import annotations
+
+import pytest
+from scipy.stats import spearmanr
+
+from ingestion.simulator import load_generators, simulate
+from tests.conftest import query
+from tests.marts.structure_helpers import build_structure_warehouse
+
+pytestmark = pytest.mark.slow  # several simulated worlds through dbt: a few minutes
+
+ALL_MODELS = [g["model_id"] for g in load_generators()]
+
+
+def world(root, concepts, coupling, seed, models, command="build"):
+    bundle = root / f"bundle_{seed}"
+    simulate(bundle, concepts=concepts, seed=seed, coupling=coupling, fmt="parquet", models=models)
+    return build_structure_warehouse(bundle, root / f"w_{seed}.duckdb", command=command)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    # 600 concepts x 13 models: the macro edge contrast's interval is about +-0.9 points wide.
+    return world(tmp_path_factory.mktemp("planted"), 600, 0.3, 0, ALL_MODELS)
+
+
+def contrasts(warehouse):
+    return {
+        (lang, contrast): (gamma, lo, hi)
+        for lang, contrast, gamma, lo, hi in query(
+            warehouse,
+            "select language, contrast, gamma, ci_lo, ci_hi from marts.fct_coupling_contrast "
+            "where model_id = '__macro__'",
+        )
+    }
+
+
+def test_planted_coupling_edge_contrast_excludes_zero(planted):
+    got = contrasts(planted)
+    for lang in ("en", "zh"):
+        gamma, lo, hi = got[lang, "edge_vs_disc"]
+        assert 0 < lo < gamma < hi, (lang, gamma, lo, hi)
+    # Delta on edges is positive too, per model, and larger than on disconnected pairs.
+    rows = query(
+        planted,
+        "select e.delta, d.delta from marts.fct_coupling e join marts.fct_coupling d "
+        "using (language, model_id) where e.context = 'edge' and d.context = 'disc' "
+        "and model_id <> '__macro__'",
+    )
+    assert len(rows) == 2 * len(ALL_MODELS)
+    assert sum(edge > disc for edge, disc in rows) >= 0.8 * len(rows)
+
+
+def test_exact_completion_falls_as_tag_count_rises(planted):
+    rows = query(
+        planted,
+        "select bucket_order, avg(exact_completion) from marts.agg_exactness_by_tag_count "
+        "where bucket_order >= 2 group by bucket_order order by bucket_order",
+    )
+    buckets = [b for b, _ in rows]
+    means = [m for _, m in rows]
+    assert buckets == [2, 3, 4, 5, 6, 7]
+    rho = spearmanr(buckets, means).statistic
+    assert rho <= -0.8, means
+    assert means[0] - means[-1] > 20, means  # paper: 80.7% at 2 tags, 37.2% at 7+
+
+
+@pytest.fixture(scope="module")
+def null_worlds(tmp_path_factory):
+    """coupling = 0, seeds 0-4, 300 concepts x 4 models: the macro contrasts of each world."""
+    root = tmp_path_factory.mktemp("null")
+    models = ALL_MODELS[:4]
+    return [contrasts(world(root, 300, 0.0, seed, models, command="run")) for seed in range(5)]
+
+
+def covering_seeds(worlds, key):
+    return sum(w[key][1] <= 0 <= w[key][2] for w in worlds)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_null_coupling_edge_contrast_covers_zero(null_worlds, language):
+    assert covering_seeds(null_worlds, (language, "edge_vs_disc")) >= 4
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_null_coupling_nonanc_contrast_covers_zero(null_worlds, language):
+    assert covering_seeds(null_worlds, (language, "nonanc_vs_disc")) >= 4
