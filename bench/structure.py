@@ -2,46 +2,36 @@
 
 `structure_s`: `dbt build` (models and their tests) of every model under
 models/intermediate/structure and models/marts/structure, upstream already built.
-`coupling_s`: `dbt run` of the coupling chain alone (the Python models int_coupling_prompt_effects,
-fct_coupling and fct_coupling_contrast; the question pairs they read already exist).
+`coupling_s`: `dbt run` of the coupling chain alone (the Python models int_coupling_prompt_effects
+and int_coupling_intervals, and the marts fct_coupling and fct_coupling_contrast that present it;
+the question pairs they read already exist), with the default (linearised) bootstrap.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from ingestion.paths import PROJECT_ROOT
+from qct2i.dbt_cli import run_dbt
 
 STRUCTURE = ("path:models/intermediate/structure", "path:models/marts/structure")
-COUPLING = ("int_coupling_prompt_effects", "fct_coupling", "fct_coupling_contrast")
+COUPLING = (
+    "int_coupling_prompt_effects",
+    "int_coupling_intervals",
+    "fct_coupling",
+    "fct_coupling_contrast",
+)
 
 
 def _dbt(command: str, warehouse: Path, work: Path, select: tuple[str, ...]) -> float:
-    target = work / "dbt_target_structure"
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
     start = time.perf_counter()
-    subprocess.run(
-        [
-            str(Path(sys.executable).parent / "dbt"),
-            command,
-            "--quiet",
-            "--project-dir",
-            str(PROJECT_ROOT),
-            "--profiles-dir",
-            str(PROJECT_ROOT),
-            "--target-path",
-            str(target),
-            "--log-path",
-            str(target),
-            "--select",
-            *select,
-        ],
-        check=True,
-        env=env,
+    run_dbt(
+        command,
+        warehouse,
+        select=select,
+        target_path=work / "dbt_target_structure",
+        extra=("--quiet",),
     )
     return time.perf_counter() - start
 
