@@ -59,7 +59,7 @@ test-fast: $(DEV)
 	$(BIN)/pytest -m "not slow"
 
 bench: $(DEV)
-	$(BIN)/python bench/run_bench.py
+	$(BIN)/python -m bench.run_bench
 
 # Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
 validate: $(DEV)

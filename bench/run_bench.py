@@ -53,49 +53,67 @@ def dbt_build(warehouse: Path, target: Path) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--concepts", default="paper")
-    parser.add_argument("--format", default="jsonl", choices=["jsonl", "parquet"])
-    args = parser.parse_args()
-    concepts = simulator.parse_scale(args.concepts)
+def record(results: dict, **figures) -> None:
+    """Add figures and rewrite results.json now: an interrupted bench keeps what it measured."""
+    results.update(figures)
+    (BENCH_DIR / "results.json").write_text(json.dumps(results, indent=2) + "\n")
 
-    work = BENCH_DIR / "work"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    bundle, warehouse = work / "bundle", work / "bench.duckdb"
 
-    _, simulate_s = timed(simulator.simulate, bundle, concepts=concepts, seed=0, fmt=args.format)
-    baseline_s = raw_read_baseline(bundle, work / "baseline.duckdb")
-    counts, import_s = timed(load_bundle, bundle, warehouse)
-    dbt_build_s = dbt_build(warehouse, work / "target")
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        (n_records,) = con.execute("select count(*) from marts.fct_question_records").fetchone()
-    stage_results = {}
-    for stage in STAGES:
-        module = importlib.import_module(f"bench.{stage}")
-        stage_results.update(module.measure(warehouse, bundle, work))
-
+def peak_rss_mb() -> float:
     peak_kb = max(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     )
-    results = {
-        "concepts": concepts,
-        "bundle_format": args.format,
-        "n_judgments": counts["judgments"],
-        "n_question_records": n_records,
-        "simulate_s": round(simulate_s, 2),
-        "baseline_raw_read_s": round(baseline_s, 2),
-        "import_s": round(import_s, 2),
-        "dbt_build_s": round(dbt_build_s, 2),
-        "import_vs_raw_read": round(import_s / baseline_s, 2),
-        "dbt_build_vs_raw_read": round(dbt_build_s / baseline_s, 2),
-        **stage_results,
-        "peak_rss_mb": round(peak_kb / 1024, 1),
-        "cpu_count": os.cpu_count(),
-    }
-    (BENCH_DIR / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    return round(peak_kb / 1024, 1)
+
+
+def build_paper_warehouse(concepts: int, fmt: str, work: Path, results: dict) -> None:
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    bundle, warehouse = work / "bundle", work / "bench.duckdb"
+    _, simulate_s = timed(simulator.simulate, bundle, concepts=concepts, seed=0, fmt=fmt)
+    baseline_s = raw_read_baseline(bundle, work / "baseline.duckdb")
+    counts, import_s = timed(load_bundle, bundle, warehouse)
+    record(
+        results,
+        concepts=concepts,
+        bundle_format=fmt,
+        n_judgments=counts["judgments"],
+        simulate_s=round(simulate_s, 2),
+        baseline_raw_read_s=round(baseline_s, 2),
+        import_s=round(import_s, 2),
+        import_vs_raw_read=round(import_s / baseline_s, 2),
+    )
+    dbt_build_s = dbt_build(warehouse, work / "target")
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        (n_records,) = con.execute("select count(*) from marts.fct_question_records").fetchone()
+    record(
+        results,
+        n_question_records=n_records,
+        dbt_build_s=round(dbt_build_s, 2),
+        dbt_build_vs_raw_read=round(dbt_build_s / baseline_s, 2),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--concepts", default="paper")
+    parser.add_argument("--format", default="jsonl", choices=["jsonl", "parquet"])
+    parser.add_argument(
+        "--stages-only",
+        action="store_true",
+        help="reuse bench/work's built warehouse: rerun the analysis stages only",
+    )
+    args = parser.parse_args()
+    work = BENCH_DIR / "work"
+    results_path = BENCH_DIR / "results.json"
+    results = json.loads(results_path.read_text()) if args.stages_only else {}
+    if not args.stages_only:
+        build_paper_warehouse(simulator.parse_scale(args.concepts), args.format, work, results)
+    for stage in STAGES:
+        module = importlib.import_module(f"bench.{stage}")
+        record(results, **module.measure(work / "bench.duckdb", work / "bundle", work))
+    record(results, peak_rss_mb=peak_rss_mb(), cpu_count=os.cpu_count())
     print(json.dumps(results, indent=2))
 
 

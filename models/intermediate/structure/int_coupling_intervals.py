@@ -17,7 +17,7 @@ def model(dbt, session):
     dbt.config(materialized="table")
     draws = int(dbt.config.get("bootstrap_draws"))
     seed = int(dbt.config.get("bootstrap_seed"))
-    method = str(dbt.config.get("coupling_bootstrap") or "exact")
+    method = dbt.config.get("coupling_bootstrap")
     pairs = dbt.ref("int_question_pairs").to_arrow_table()
     records = dbt.ref("int_question_validity").to_arrow_table()
     records = records.select(["model_id", "prompt_id", "question_id", "outcome"])
