@@ -3,25 +3,15 @@
 with
 
 capabilities as (
-    select * from {{ ref('capabilities') }}
+    select * from {{ ref('int_capability_score_sources') }}
 ),
 
 prompts as (
     select * from {{ ref('stg_prompts') }}
 ),
 
-transcriptions as (
-    select * from {{ ref('stg_transcriptions') }}
-),
-
 evidence as (
     select * from {{ ref('int_capability_evidence') }}
-),
-
--- A bundle without any transcription (an evaluator without OCR) falls back to the binary
--- judgments of the text questions (METHOD 3).
-bundle_has_transcriptions as (
-    select count(*) > 0 as has_transcriptions from transcriptions
 ),
 
 language_scopes as (
@@ -60,17 +50,10 @@ grid as (
         capabilities.group_key as capability_group,
         capabilities.group_order,
         capabilities.capability_order,
-        case
-            when
-                capabilities.evidence = 'transcription'
-                and bundle_has_transcriptions.has_transcriptions
-                then 'transcription'
-            else 'judgment'
-        end as score_source
+        capabilities.score_source
     from (select distinct model_id from evidence) as models
     cross join (select distinct language_scope from language_scopes) as scopes
     cross join capabilities
-    cross join bundle_has_transcriptions
 ),
 
 final as (

@@ -8,11 +8,7 @@
 with
 
 capabilities as (
-    select * from {{ ref('capabilities') }}
-),
-
-transcriptions as (
-    select * from {{ ref('stg_transcriptions') }}
+    select * from {{ ref('int_capability_score_sources') }}
 ),
 
 prompt_stats as (
@@ -21,10 +17,6 @@ prompt_stats as (
 
 requests as (
     select * from {{ ref('int_router_requests') }}
-),
-
-bundle_has_transcriptions as (
-    select count(*) > 0 as has_transcriptions from transcriptions
 ),
 
 final as (
@@ -36,26 +28,19 @@ final as (
         requests.fold,
         prompt_stats.capability,
         capabilities.group_key,
+        capabilities.score_source,
         case
-            when
-                capabilities.evidence = 'transcription'
-                and bundle_has_transcriptions.has_transcriptions
-                then 'transcription'
-            else 'judgment'
-        end as score_source,
-        case
-            when score_source = 'transcription'
+            when capabilities.score_source = 'transcription'
                 then prompt_stats.text_length_utf16 - prompt_stats.text_distance_utf16
             else prompt_stats.n_valid_yes
         end::double as score_num,
         case
-            when score_source = 'transcription' then prompt_stats.text_length_utf16
+            when capabilities.score_source = 'transcription' then prompt_stats.text_length_utf16
             else prompt_stats.n_valid
         end::double as score_den
     from prompt_stats
     inner join requests on prompt_stats.prompt_id = requests.prompt_id
     inner join capabilities on prompt_stats.capability = capabilities.capability
-    cross join bundle_has_transcriptions
 )
 
 select * from final
