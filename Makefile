@@ -64,6 +64,7 @@ bench: $(DEV)
 # Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
 validate: $(DEV)
 	$(BIN)/python -m bench.coverage_study
+	$(BIN)/python -m bench.coupling_coverage
 
 dev: $(DEV)
 	mkdir -p $(DAGSTER_HOME)

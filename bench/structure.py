@@ -4,7 +4,8 @@
 models/intermediate/structure and models/marts/structure, upstream already built.
 `coupling_s`: `dbt run` of the coupling chain alone (the Python models int_coupling_prompt_effects
 and int_coupling_intervals, and the marts fct_coupling and fct_coupling_contrast that present it;
-the question pairs they read already exist), with the default (linearised) bootstrap.
+the question pairs they read already exist), with the default (`auto`) bootstrap;
+`coupling_method` is what `auto` chose (at paper scale: `linearised`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+
+import duckdb
 
 from qct2i.dbt_cli import run_dbt
 
@@ -40,7 +43,15 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     structure_s = _dbt("build", warehouse, work, STRUCTURE)
     coupling_s = _dbt("run", warehouse, work, COUPLING)
-    return {"structure_s": round(structure_s, 2), "coupling_s": round(coupling_s, 2)}
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        methods = con.execute(
+            "select distinct bootstrap_method from marts.fct_coupling order by 1"
+        ).fetchall()
+    return {
+        "structure_s": round(structure_s, 2),
+        "coupling_s": round(coupling_s, 2),
+        "coupling_method": ",".join(m for (m,) in methods),
+    }
 
 
 if __name__ == "__main__":

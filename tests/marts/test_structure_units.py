@@ -470,3 +470,40 @@ def test_linearised_coupling_intervals_are_close_to_the_exact_ones():
         assert abs(linear[key]["ci_hi"] - row["ci_hi"]) <= 0.25 * width, key
         n_checked += 1
     assert n_checked >= 8
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice")
+def test_auto_coupling_bootstrap_is_exact_within_the_budget_and_linearised_beyond():
+    """`auto` prices a language at models x (prompt, context, stratum) cells x draws."""
+    pairs, records = random_coupling_world(4, (("en", 12), ("zh", 7)))
+    draws, seed = 30, 3
+    cells = {
+        language: len(
+            {
+                (r["prompt_id"], r["context"], r["stratum_key"])
+                for r in pairs.to_pylist()
+                if r["language"] == language
+            }
+        )
+        for language in ("en", "zh")
+    }
+    assert cells["en"] > cells["zh"]
+    work = {language: 2 * n * draws for language, n in cells.items()}  # 2 models
+
+    def by_key(method, **kwargs):
+        rows = coupling_bootstrap(pairs, records, draws=draws, seed=seed, method=method, **kwargs)
+        return {(r["language"], r["model_id"], r["effect"]): r for r in rows}
+
+    exact, linear = by_key("exact"), by_key("linearised")
+    assert {r["method"] for r in exact.values()} == {"exact"}
+    assert {r["method"] for r in linear.values()} == {"linearised"}
+    # zh fits exactly at its work, en is one evaluation over budget; both fit one above en's.
+    for budget, expected in (
+        (work["zh"], {"en": linear, "zh": exact}),
+        (work["zh"] - 1, {"en": linear, "zh": linear}),
+        (work["en"], {"en": exact, "zh": exact}),
+    ):
+        got = by_key("auto", exact_budget=budget)
+        assert got.keys() == exact.keys()
+        for key, row in got.items():
+            assert row == expected[key[0]][key], (budget, key)

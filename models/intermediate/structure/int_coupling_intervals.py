@@ -1,11 +1,13 @@
 """Delta per context and Gamma per contrast (Eq. 7-8, METHOD 9) with 95% prompt-bootstrap intervals.
 
 A dbt Python model: every bootstrap draw reflects the resampled world's leave-one-prompt-out
-marginals (`qct2i.structure.coupling_bootstrap`; var `structure_coupling_bootstrap`: `linearised`,
-the first-order expansion in the prompt weights, or `exact`, the marginals rebuilt per draw),
-which is array work over the model x pair cells, not SQL. Native outcomes
-(int_question_validity.outcome), never the masked ones. One row per language x model (plus
-`__macro__`) x effect, as fractions; fct_coupling and fct_coupling_contrast present it in points.
+marginals (`qct2i.structure.coupling_bootstrap`; var `structure_coupling_bootstrap`: `exact`, the
+marginals rebuilt per draw, `linearised`, the first-order expansion in the prompt weights, or
+`auto`, exact within `structure_coupling_exact_budget` cell evaluations per language), which is
+array work over the model x pair cells, not SQL. `bootstrap_method` says which one a row got.
+Native outcomes (int_question_validity.outcome), never the masked ones. One row per language x
+model (plus `__macro__`) x effect, as fractions; fct_coupling and fct_coupling_contrast present
+it in points.
 """
 
 import pyarrow as pa
@@ -18,10 +20,13 @@ def model(dbt, session):
     draws = int(dbt.config.get("bootstrap_draws"))
     seed = int(dbt.config.get("bootstrap_seed"))
     method = dbt.config.get("coupling_bootstrap")
+    exact_budget = int(dbt.config.get("coupling_exact_budget"))
     pairs = dbt.ref("int_question_pairs").to_arrow_table()
     records = dbt.ref("int_question_validity").to_arrow_table()
     records = records.select(["model_id", "prompt_id", "question_id", "outcome"])
-    rows = coupling_bootstrap(pairs, records, draws=draws, seed=seed, method=method)
+    rows = coupling_bootstrap(
+        pairs, records, draws=draws, seed=seed, method=method, exact_budget=exact_budget
+    )
     schema = pa.schema(
         [
             ("language", pa.string()),
@@ -33,6 +38,7 @@ def model(dbt, session):
             ("ci_hi", pa.float64()),
             ("n_prompts", pa.int64()),
             ("n_draws", pa.int64()),
+            ("bootstrap_method", pa.string()),
         ]
     )
     out = {
@@ -45,5 +51,6 @@ def model(dbt, session):
         "ci_hi": [r["ci_hi"] for r in rows],
         "n_prompts": [r["n_units"] for r in rows],
         "n_draws": [draws] * len(rows),
+        "bootstrap_method": [r["method"] for r in rows],
     }
     return pa.Table.from_pydict(out, schema=schema)

@@ -14,7 +14,8 @@ final as (
         ci_lo * 100.0 as ci_lo,
         ci_hi * 100.0 as ci_hi,
         n_prompts,
-        n_draws
+        n_draws,
+        bootstrap_method
     from intervals
 )
 
