@@ -598,7 +598,7 @@ def coupling_bootstrap(
     w = 1 with the influence of `coupling_influence`; one matrix product gives all draws. It
     leaves out the second-order terms and the draws in which a stratum loses its Delta, both of
     which come from strata seen in few prompts: in small worlds, where many strata are rare, its
-    intervals are 2-8% narrower than the exact ones and under-cover (README, Structural
+    intervals are 2-7% narrower than the exact ones and under-cover (README, Structural
     diagnostics); at paper scale, where almost every cell's stratum spans dozens of prompts,
     the two agree.
     `method="auto"`: exact for a language whose models x cells x draws is at most

@@ -44,6 +44,10 @@ def contrasts(warehouse):
 
 
 def test_planted_coupling_edge_contrast_excludes_zero(planted):
+    # 600 concepts x 13 models is past `structure_coupling_exact_budget`: this checks the
+    # linearised bootstrap through dbt (the null worlds below check the exact one).
+    methods = query(planted, "select distinct bootstrap_method from marts.fct_coupling_contrast")
+    assert methods == [("linearised",)]
     got = contrasts(planted)
     for lang in ("en", "zh"):
         gamma, lo, hi = got[lang, "edge_vs_disc"]
