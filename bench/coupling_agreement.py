@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import time
 
-import duckdb
 import numpy as np
 
+from bench.coupling_coverage import coupling_inputs
 from ingestion.paths import PROJECT_ROOT
 from qct2i.structure import coupling_bootstrap
 
@@ -52,13 +52,7 @@ def agreement(linearised: list[dict], exact: list[dict]) -> dict:
 
 
 def main() -> None:
-    warehouse = BENCH_DIR / "work" / "bench.duckdb"
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        pairs = con.sql("select * from intermediate.int_question_pairs").to_arrow_table()
-        records = con.sql(
-            "select model_id, prompt_id, question_id, outcome"
-            " from intermediate.int_question_validity"
-        ).to_arrow_table()
+    pairs, records = coupling_inputs(BENCH_DIR / "work" / "bench.duckdb")
     rows, seconds = {}, {}
     for method in ("linearised", "exact"):
         start = time.perf_counter()

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
@@ -50,14 +51,20 @@ def world_inputs(work: Path, seed: int, concepts: int, models: list[str]):
         target_path=work / "dbt_target",
         extra=("--quiet",),
     )
+    pairs, records = coupling_inputs(warehouse)
+    shutil.rmtree(bundle)
+    warehouse.unlink()
+    return pairs, records
+
+
+def coupling_inputs(warehouse: Path) -> tuple[pa.Table, pa.Table]:
+    """What int_coupling_intervals reads: the question pairs and the native outcome records."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
         pairs = con.sql("select * from intermediate.int_question_pairs").to_arrow_table()
         records = con.sql(
             "select model_id, prompt_id, question_id, outcome"
             " from intermediate.int_question_validity"
         ).to_arrow_table()
-    shutil.rmtree(bundle)
-    warehouse.unlink()
     return pairs, records
 
 
