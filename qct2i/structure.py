@@ -572,7 +572,7 @@ def coupling_influence(cells: _CouplingCells) -> tuple[np.ndarray, np.ndarray, n
 
 COUPLING_METHODS = ("auto", "exact", "linearised")
 # `auto` evaluates a language's draws exactly while models x cells x draws stays within this many
-# cell evaluations (about 30 s on a 2-core laptop at ~90 ns each), and linearised above it.
+# cell evaluations (about 30 s on a 2-core laptop at ~100 ns each), and linearised above it.
 DEFAULT_EXACT_BUDGET = 300_000_000
 
 
