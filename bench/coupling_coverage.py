@@ -12,7 +12,7 @@ the point estimates over worlds (what an honest interval's width should match: w
 Worlds cannot be stacked into one bundle (the marginals pool the other prompts of a world, and
 the bootstrap resamples a world's prompts), so each world gets its own warehouse.
 
-    python -m bench.coupling_coverage [--worlds 60] [--concepts 300] [--models 4]
+    python -m bench.coupling_coverage [--worlds 60] [--concepts 300] [--models 4] [--out FILE]
 """
 
 from __future__ import annotations
@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=4, help="the first N generators")
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0, help="first world seed")
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "coupling_coverage.json")
     args = parser.parse_args()
     models = [g["model_id"] for g in load_generators()][: args.models]
     work = BENCH_DIR / "work" / "coupling_coverage"
@@ -134,7 +135,7 @@ def main() -> None:
         "wall_s": round(time.perf_counter() - start, 1),
         **summarise(rows),
     }
-    (BENCH_DIR / "coupling_coverage.json").write_text(json.dumps(result, indent=2) + "\n")
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
     for method in METHODS:
         print(method, {k: v for k, v in result[method].items() if k.endswith("/all")})
 
