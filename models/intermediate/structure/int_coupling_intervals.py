@@ -20,7 +20,7 @@ def model(dbt, session):
     draws = int(dbt.config.get("bootstrap_draws"))
     seed = int(dbt.config.get("bootstrap_seed"))
     method = dbt.config.get("coupling_bootstrap")
-    exact_budget = int(dbt.config.get("coupling_exact_budget"))
+    exact_budget = int(float(dbt.config.get("coupling_exact_budget")))  # "3e8" works too
     pairs = dbt.ref("int_question_pairs").to_arrow_table()
     records = dbt.ref("int_question_validity").to_arrow_table()
     records = records.select(["model_id", "prompt_id", "question_id", "outcome"])
