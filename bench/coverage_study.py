@@ -34,12 +34,7 @@ import pyarrow.parquet as pq
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
 from ingestion.simulator import simulate
-from qct2i.bootstrap import (
-    bootstrap_totals,
-    concept_stats,
-    pairwise_intervals,
-    taxonomy_from_arrow,
-)
+from qct2i.bootstrap import bootstrap_totals, pairwise_intervals, stats_from_arrow
 from qct2i.dbt_cli import run_dbt
 
 BENCH_DIR = PROJECT_ROOT / "bench"
@@ -112,21 +107,17 @@ def main() -> None:
             "select *, split_part(concept_id, '-', 1) as world "
             "from intermediate.int_prompt_sufficient_stats"
         ).to_arrow_table()
-        capabilities, groups = taxonomy_from_arrow(
-            con.sql("select * from seeds.capabilities").to_arrow_table()
-        )
-        ((transcription,),) = con.sql(
-            "select list(distinct capability) from intermediate.int_capability_scores "
-            "where score_source = 'transcription'"
-        ).fetchall()
+        capabilities = con.sql("select * from seeds.capabilities").to_arrow_table()
+        capability_scores = con.sql(
+            "select capability, score_source from intermediate.int_capability_scores"
+        ).to_arrow_table()
 
     scopes = ("en", "zh", "bilingual")
     covered = {s: [] for s in scopes}
     widths = {s: [] for s in scopes}
     for k in range(args.worlds):
         rows = stats_table.filter(pc.equal(stats_table["world"], f"w{k}"))
-        columns = {name: rows[name].combine_chunks() for name in rows.column_names}
-        stats = concept_stats(columns, capabilities, groups, transcription or [])
+        stats = stats_from_arrow(rows, capabilities, capability_scores)
         assert stats.model_ids == tuple(sorted(MODELS)) and stats.scopes == scopes
         totals = bootstrap_totals(stats, args.draws, seed=args.seed + k)
         truth = true_totals(planted[k], stats.model_ids)

@@ -21,7 +21,11 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
     from ingestion.backends.diffusers_generator import DiffusersGenerator
     from ingestion.backends.generators import load_generator_specs
     from ingestion.backends.runs import run_adjudication, run_generation
-    from ingestion.backends.tiny import build_tiny_qwen3_vl, build_tiny_stable_diffusion
+    from ingestion.backends.tiny import (
+        TINY_SD_OVERRIDES,
+        build_tiny_qwen3_vl,
+        build_tiny_stable_diffusion,
+    )
     from ingestion.backends.transformers_vl import TransformersJudge
 
     torch.set_num_threads(2)
@@ -52,15 +56,7 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
                     )
                     + "\n"
                 )
-    spec = load_generator_specs()["lens"].with_overrides(
-        source=str(sd),
-        pipeline_class="StableDiffusionPipeline",
-        steps=2,
-        guidance=1.0,
-        width=32,
-        height=32,
-        dtype="float32",
-    )
+    spec = load_generator_specs()["lens"].with_overrides(source=str(sd), **TINY_SD_OVERRIDES)
     generator = DiffusersGenerator(spec, device="cpu")
     start = time.perf_counter()
     gen = run_generation(spec, prompts, generator, gpu_bundle, batch_size=4, log=lambda _m: None)
@@ -76,8 +72,8 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         "images": gen.done,
         "images_per_s": gen.done / gen_wall,
         "device_s_per_mp": gen.gpu_s_per_mp,
-        "questions": adj.extra["questions"],
-        "questions_per_s": adj.extra["questions"] / adj_wall,
+        "questions": adj.questions,
+        "questions_per_s": adj.questions / adj_wall,
     }
 
 

@@ -15,6 +15,7 @@ import dagster as dg
 
 from ingestion.backends.generators import GeneratorSpec, load_generator_specs
 from ingestion.backends.registry import create
+from ingestion.backends.tiny import TINY_SD_OVERRIDES
 from ingestion.paths import warehouse_path
 
 DEFAULT_JUDGE = "Qwen/Qwen3-VL-8B-Instruct"
@@ -46,15 +47,7 @@ class ImageGeneratorResource(dg.ConfigurableResource):
         spec = load_generator_specs()[model_id]
         if self.profile == "cpu":
             folder = Path(self.tiny_dir or default_tiny_dir()) / "stable_diffusion"
-            return spec.with_overrides(
-                source=_tiny(folder, "sd"),
-                pipeline_class="StableDiffusionPipeline",
-                steps=2,
-                guidance=1.0,
-                width=32,
-                height=32,
-                dtype="float32",
-            )
+            return spec.with_overrides(source=_tiny(folder, "sd"), **TINY_SD_OVERRIDES)
         if self.model_root and (Path(self.model_root) / model_id).is_dir():
             return spec.with_overrides(source=str(Path(self.model_root) / model_id))
         return spec

@@ -169,11 +169,14 @@ def concept_weights(
     Multinomial(n_concepts, 1/n_concepts) vector). Deterministic for a given seed and chunk."""
     rng = np.random.default_rng(seed)
     for start in range(0, draws, chunk):
-        size = min(chunk, draws - start)
-        picks = rng.integers(0, n_concepts, size=(size, n_concepts))
-        picks += (np.arange(size) * n_concepts)[:, None]
-        counts = np.bincount(picks.ravel(), minlength=size * n_concepts)
-        yield counts.reshape(size, n_concepts).astype(float)
+        yield resampling_counts(n_concepts, min(chunk, draws - start), rng)
+
+
+def resampling_counts(n_units: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """(draws, n_units) how often each unit is picked when n_units are drawn with replacement."""
+    picks = rng.integers(0, n_units, size=(draws, n_units))
+    flat = (picks + np.arange(draws)[:, None] * n_units).ravel()
+    return np.bincount(flat, minlength=draws * n_units).reshape(draws, n_units).astype(np.float64)
 
 
 def bootstrap_totals(stats: ConceptStats, draws: int, seed: int) -> np.ndarray:
@@ -241,8 +244,18 @@ def rank_intervals(totals: np.ndarray, level: float = 0.95) -> tuple[np.ndarray,
 def pairwise_intervals(totals: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval [M, M] of total_a - total_b over the draws (a = row, b = column)."""
     diffs = totals[:, :, None] - totals[:, None, :]
-    tail = 100 * (1 - level) / 2
-    lo, hi = np.nanpercentile(diffs, [tail, 100 - tail], axis=0)
+    lo, hi = percentile_interval(diffs.reshape(len(diffs), -1), level)
+    return lo.reshape(diffs.shape[1:]), hi.reshape(diffs.shape[1:])
+
+
+def percentile_interval(draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval per column, ignoring draws where the statistic was undefined."""
+    alpha = (1.0 - level) / 2.0
+    lo = np.full(draws.shape[1], np.nan)
+    hi = np.full(draws.shape[1], np.nan)
+    defined = ~np.all(np.isnan(draws), axis=0)
+    if defined.any():
+        lo[defined], hi[defined] = np.nanquantile(draws[:, defined], [alpha, 1 - alpha], axis=0)
     return lo, hi
 
 

@@ -43,28 +43,17 @@ UNIFORM_DRAWS = 100
 
 @dataclass(frozen=True)
 class Taxonomy:
-    """Capabilities in taxonomy order and the index of each one's reporting group."""
+    """Capabilities in taxonomy order and each one's reporting group key."""
 
     capabilities: tuple[str, ...]
-    group_keys: tuple[str, ...]
-    group_index: np.ndarray  # (T,) index into group_keys
+    capability_groups: tuple[str, ...]
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping]) -> Taxonomy:
         """From the taxonomy seed's rows (`capability`, `group_key`, orders)."""
         order = ("group_order", "capability_order", "capability")
         rows = sorted(rows, key=lambda r: tuple(r[k] for k in order))
-        groups = list(dict.fromkeys(r["group_key"] for r in rows))
-        return cls(
-            tuple(r["capability"] for r in rows),
-            tuple(groups),
-            np.array([groups.index(r["group_key"]) for r in rows], dtype=np.int64),
-        )
-
-    @property
-    def capability_groups(self) -> tuple[str, ...]:
-        """Each capability's group key, in capability order."""
-        return tuple(self.group_keys[i] for i in self.group_index)
+        return cls(tuple(r["capability"] for r in rows), tuple(r["group_key"] for r in rows))
 
 
 def hcq_frac(scores: np.ndarray, active: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:

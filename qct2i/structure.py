@@ -26,19 +26,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from qct2i.bootstrap import percentile_interval, resampling_counts
+
 MACRO_MODEL = "__macro__"
 
 
 def rng_for(seed: int, *keys: str) -> np.random.Generator:
     """A reproducible stream per (seed, keys), independent of the order cells are processed in."""
     return np.random.default_rng([int(seed), *(zlib.crc32(k.encode()) for k in keys)])
-
-
-def resampling_counts(n_units: int, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """(draws, n_units) how often each unit is picked when n_units are drawn with replacement."""
-    picks = rng.integers(0, n_units, size=(draws, n_units))
-    flat = (picks + np.arange(draws)[:, None] * n_units).ravel()
-    return np.bincount(flat, minlength=draws * n_units).reshape(draws, n_units).astype(np.float64)
 
 
 def ratio_draws(
@@ -54,17 +49,6 @@ def ratio_draws(
     estimate = np.where(denominator.sum(axis=0) > 0, estimate, np.nan)
     draws = np.where(np.isfinite(draws), draws, np.nan)
     return estimate, draws
-
-
-def percentile_interval(draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval per column, ignoring draws where the statistic was undefined."""
-    alpha = (1.0 - level) / 2.0
-    lo = np.full(draws.shape[1], np.nan)
-    hi = np.full(draws.shape[1], np.nan)
-    defined = ~np.all(np.isnan(draws), axis=0)
-    if defined.any():
-        lo[defined], hi[defined] = np.nanquantile(draws[:, defined], [alpha, 1 - alpha], axis=0)
-    return lo, hi
 
 
 def prompt_bootstrap(

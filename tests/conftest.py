@@ -16,19 +16,31 @@ os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
 _SESSION_DBT_TARGET = Path(tempfile.mkdtemp(prefix="qct2i-dbt-target-"))
 
 
-def dbt_build(warehouse: Path, select: tuple[str, ...] = ()) -> None:
-    """`dbt build` (every model and test, or `select`) against `warehouse`, as a user runs it."""
+def dbt_build(
+    warehouse: Path,
+    select: tuple[str, ...] = (),
+    extra: tuple[str, ...] = (),
+    command: str = "build",
+) -> None:
+    """`dbt build` (every model and test, or `select`) against `warehouse`, as a user runs it;
+    `command="run"` skips the data tests."""
     try:
-        run_dbt("build", warehouse, select=select, target_path=_SESSION_DBT_TARGET)
+        run_dbt(command, warehouse, select=select, target_path=_SESSION_DBT_TARGET, extra=extra)
     except DbtFailed as failure:
         pytest.fail(str(failure))
 
 
-def build_warehouse(bundle: Path, warehouse: Path, select: tuple[str, ...] = ()) -> Path:
+def build_warehouse(
+    bundle: Path,
+    warehouse: Path,
+    select: tuple[str, ...] = (),
+    extra: tuple[str, ...] = (),
+    command: str = "build",
+) -> Path:
     from ingestion.bundle import load_bundle
 
     load_bundle(bundle, warehouse)
-    dbt_build(warehouse, select)
+    dbt_build(warehouse, select, extra, command)
     return warehouse
 
 

@@ -95,7 +95,7 @@ def judged_images(
     stats = run_adjudication(
         question_judge.load(), bundle, context.partition_key, log=context.log.info
     )
-    questions = stats.extra["questions"]
+    questions = stats.questions
     return dg.MaterializeResult(
         metadata={
             "bundle": str(bundle),

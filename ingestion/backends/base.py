@@ -42,7 +42,8 @@ class GeneratedBatch:
 
     @property
     def gpu_seconds(self) -> float:
-        return self.latency_s * self.gpus
+        """Device seconds: wall latency times the devices it held (a CPU run counts as one)."""
+        return self.latency_s * max(self.gpus, 1)
 
 
 @dataclass(frozen=True)

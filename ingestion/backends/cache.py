@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import json
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 
@@ -36,3 +37,22 @@ def cache_key(request: Any, backend: str, model: str, revision: str, seed: int |
     }
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def local_revision(folder: Path) -> str:
+    """'local-<sha256 of the folder's config files>' for a model saved on disk."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).rglob("*.json")):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(path.read_bytes())
+    return "local-" + digest.hexdigest()[:12]
+
+
+def resolve_revision(source: str, pinned: str | None, commit: str | None = None) -> str:
+    """The revision a cache key and a bundle row record: the pinned one, else a hash of a local
+    folder's configs, else the hub commit the loader reports, else 'unknown'."""
+    if pinned:
+        return pinned
+    if Path(source).is_dir():
+        return local_revision(Path(source))
+    return commit or "unknown"

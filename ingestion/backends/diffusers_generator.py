@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
 
 from ingestion.backends.base import GeneratedBatch, GenerationRequest, ImageGenerator
+from ingestion.backends.cache import resolve_revision
 from ingestion.backends.generators import GeneratorSpec
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -27,15 +26,6 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def local_revision(folder: Path) -> str:
-    """'local-<sha256 of the folder's config files>' for a model saved on disk."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(folder).rglob("*.json")):
-        digest.update(path.relative_to(folder).as_posix().encode())
-        digest.update(path.read_bytes())
-    return "local-" + digest.hexdigest()[:12]
-
-
 class DiffusersGenerator(ImageGenerator):
     def __init__(self, spec: GeneratorSpec, device: str = "auto"):
         import diffusers
@@ -50,11 +40,8 @@ class DiffusersGenerator(ImageGenerator):
             kwargs["revision"] = spec.revision
         self.pipeline = pipeline_class.from_pretrained(spec.source, **kwargs).to(self.device)
         self.pipeline.set_progress_bar_config(disable=True)
-        if Path(spec.source).is_dir():
-            self.revision = spec.revision or local_revision(Path(spec.source))
-        else:
-            commit = getattr(self.pipeline.config, "_commit_hash", None)
-            self.revision = spec.revision or commit or "unknown"
+        commit = getattr(self.pipeline.config, "_commit_hash", None)
+        self.revision = resolve_revision(spec.source, spec.revision, commit)
         self.gpus = spec.gpus if self.device.type == "cuda" else 0
 
     def generate(self, requests: Sequence[GenerationRequest]) -> GeneratedBatch:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable
+
+from ingestion.backends.base import ImageQuestions, Judgment
 
 YES = ("yes", "是")
 NO = ("no", "否")
@@ -62,5 +64,24 @@ def parse_blocks(text: str) -> tuple[tuple[str, ...] | None, str | None]:
     return tuple(b.strip() for b in value if b.strip()), None
 
 
-def as_blocks(blocks: Sequence[str]) -> list[str]:
-    return [b for b in blocks if b]
+def judgment_from_text(
+    item: ImageQuestions,
+    question_id: str,
+    raw: str,
+    p_yes: Callable[[], float | None],
+    judge_model: str,
+    judge_revision: str,
+) -> Judgment:
+    """One judgment row from the judge's raw answer; `p_yes` is asked only for a yes or a no."""
+    answer, reason = parse_yes_no(raw)
+    return Judgment(
+        item.prompt_id,
+        item.model_id,
+        question_id,
+        answer,
+        p_yes() if answer is not None else None,
+        raw,
+        reason,
+        judge_model,
+        judge_revision,
+    )

@@ -18,7 +18,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ingestion.backends.base import (
@@ -82,11 +82,10 @@ class RunStats:
     planned: int = 0
     skipped: int = 0
     done: int = 0
-    batches: int = 0
     seconds: float = 0.0
     gpu_seconds: float = 0.0
     megapixels: float = 0.0
-    extra: dict = field(default_factory=dict)
+    questions: int = 0  # judged questions (adjudication runs)
 
     @property
     def gpu_s_per_mp(self) -> float | None:
@@ -179,8 +178,7 @@ def run_generation(
             )
         append_rows(rows_file, rows)
         have_rows.update(r["image_id"] for r in rows)
-        stats.batches += 1
-        stats.gpu_seconds += result.latency_s * max(result.gpus, 1)
+        stats.gpu_seconds += result.gpu_seconds
         stats.megapixels += result.megapixels
         stats.seconds = time.perf_counter() - start
         log(
@@ -225,7 +223,6 @@ def run_adjudication(
         judgments = judge.judge(item)
         append_rows(rows_file, [j.__dict__ for j in judgments])
         stats.done += 1
-        stats.batches += 1
         n_questions += len(judgments)
         stats.seconds = time.perf_counter() - start
         log(
@@ -233,5 +230,5 @@ def run_adjudication(
             f"({n_questions / stats.seconds:.1f} questions/s)"
         )
     stats.seconds = time.perf_counter() - start
-    stats.extra["questions"] = n_questions
+    stats.questions = n_questions
     return stats

@@ -11,6 +11,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+# How a tiny Stable Diffusion (`build_tiny_stable_diffusion`) stands in for a generator's real
+# checkpoint (GeneratorSpec.with_overrides): the plain SD pipeline, 2 steps, 32x32, float32.
+TINY_SD_OVERRIDES = {
+    "pipeline_class": "StableDiffusionPipeline",
+    "steps": 2,
+    "guidance": 1.0,
+    "width": 32,
+    "height": 32,
+    "dtype": "float32",
+}
+
 CORPUS = (
     "yes no a photo of a red cat on a blue chair with the word hello written on a sign",
     "is there a dog is the cat red does the sign read hello is the text legible answer yes or no",

