@@ -31,6 +31,7 @@ lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/sqlfluff lint models tests/dbt
+	$(BIN)/lint-imports --no-cache
 
 format: $(DEV)
 	$(BIN)/ruff check --fix .

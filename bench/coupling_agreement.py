@@ -18,7 +18,7 @@ import numpy as np
 
 from bench.coupling_coverage import coupling_inputs
 from ingestion.paths import PROJECT_ROOT
-from qct2i.structure import coupling_bootstrap
+from method.structure import coupling_bootstrap
 
 BENCH_DIR = PROJECT_ROOT / "bench"
 DRAWS, SEED = 1000, 20260829

@@ -31,8 +31,8 @@ import pyarrow as pa
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
 from ingestion.simulator import load_generators, simulate
-from qct2i.dbt_cli import run_dbt
-from qct2i.structure import MACRO_MODEL, coupling_bootstrap
+from method.structure import MACRO_MODEL, coupling_bootstrap
+from qct2i.dbt_runner import run_dbt
 
 BENCH_DIR = PROJECT_ROOT / "bench"
 METHODS = ("exact", "linearised")

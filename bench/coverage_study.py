@@ -34,8 +34,8 @@ import pyarrow.parquet as pq
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
 from ingestion.simulator import simulate
-from qct2i.bootstrap import bootstrap_totals, pairwise_intervals, stats_from_arrow
-from qct2i.dbt_cli import run_dbt
+from method.bootstrap import bootstrap_totals, pairwise_intervals, stats_from_arrow
+from qct2i.dbt_runner import run_dbt
 
 BENCH_DIR = PROJECT_ROOT / "bench"
 MODELS = ("flux2-dev", "ernie-image", "z-image-base", "qwen-image")

@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from qct2i.bootstrap import (
+from method.bootstrap import (
     bootstrap_totals,
     pairwise_intervals,
     rank_intervals,

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from qct2i.dbt_cli import run_dbt
+from qct2i.dbt_runner import run_dbt
 
 NEW_REQUESTS = [
     {"prompt_id": "r1", "question_id": "q1", "text": "a dog?", "capability": "animals",

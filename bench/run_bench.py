@@ -20,7 +20,7 @@ import duckdb
 from ingestion import simulator
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
-from qct2i.dbt_cli import run_dbt
+from qct2i.dbt_runner import run_dbt
 
 BENCH_DIR = PROJECT_ROOT / "bench"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from qct2i.dbt_cli import run_dbt
+from qct2i.dbt_runner import run_dbt
 
 STRUCTURE = ("path:models/intermediate/structure", "path:models/marts/structure")
 COUPLING = (

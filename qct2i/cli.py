@@ -73,7 +73,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     import json
 
     from ingestion.bundle import BundleError, read_questions_file
-    from qct2i.routing import format_route, load_live_profiles, route_requests
+    from method.routing import route_requests
+    from qct2i.route import format_route, load_live_profiles
 
     try:
         questions = read_questions_file(Path(args.file))

@@ -8,7 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_defs.definitions import defs
-from tests.conftest import query
+from tests.helpers import query
 
 SNAPSHOT = Path(__file__).with_name("asset_keys.snapshot.txt")
 

@@ -14,7 +14,6 @@ from PIL import Image
 from dagster_defs.assets.generation import FAIL_AFTER_ENV, generated_images, judged_images
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
 from ingestion.backends.generators import image_seed
-from tests.ingestion.backends.conftest import tiny_sd, tiny_vl  # noqa: F401
 
 CONCEPTS = ("c001", "c002", "c003")
 
@@ -67,7 +66,7 @@ def _rows(path: Path) -> list[dict]:
 
 
 @pytest.fixture
-def generator_resource(tiny_sd):  # noqa: F811
+def generator_resource(tiny_sd):
     return ImageGeneratorResource(profile="cpu", tiny_dir=str(tiny_sd.parent), device="cpu")
 
 
@@ -140,7 +139,7 @@ def test_a_crash_after_k_images_then_a_rerun_leaves_every_image_once(
 def test_judge_asset_answers_every_question_of_every_image(
     tmp_path,
     generator_resource,
-    tiny_vl,  # noqa: F811
+    tiny_vl,
 ):
     bundle = _bundle(tmp_path)
     judge = QuestionJudgeResource(profile="cpu", tiny_dir=str(tiny_vl.parent))

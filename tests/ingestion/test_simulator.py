@@ -3,7 +3,7 @@
 The calibration check recomputes the HCQ views straight from the bundle files (json or duckdb to
 read, numpy and plain Python to score: validity masking, a UTF-16 Levenshtein with a brute-force
 assignment of blocks to targets), independently of the project's dbt models and of
-`qct2i.text_match`, and compares them with `seeds/paper_table2.csv`.
+`method.text_match`, and compares them with `seeds/paper_table2.csv`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestion.simulator import DEMO_CONCEPTS, simulate
-from tests.conftest import build_warehouse, query
+from tests.helpers import build_warehouse, query
 
 TOLERANCE_POINTS = 3.0
 

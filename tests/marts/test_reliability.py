@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from ingestion.simulator import calibrated_rates, load_table2, load_taxonomy, simulate
-from tests.conftest import build_warehouse as build_project_warehouse
-from tests.conftest import query
-from tests.marts.hand_bundle import write_hand_bundle
+from tests.helpers import build_warehouse as build_project_warehouse
+from tests.helpers import query
+from tests.worlds.hand import write_hand_bundle
 
 TWIN, ORIGINAL, FAR = "qwen-image", "ernie-image", "hidream-i1"
 SCOPES = ("en", "zh", "bilingual")

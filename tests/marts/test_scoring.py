@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import build_warehouse, query
-from tests.marts.hand_bundle import write_hand_bundle
+from tests.helpers import build_warehouse, query
+from tests.worlds.hand import write_hand_bundle
 
 MARTS = ("fct_question_records", "fct_capability_scores", "fct_hcq_leaderboard")
 

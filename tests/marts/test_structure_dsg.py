@@ -7,9 +7,8 @@ from collections import Counter
 import networkx as nx
 import pytest
 
-from tests.conftest import query
-from tests.marts.dsg_bundle import DSG_1K, load_dsg, write_dsg_bundle
-from tests.marts.structure_helpers import build_structure_warehouse
+from tests.helpers import build_structure_warehouse, query
+from tests.worlds.dsg import DSG_1K, load_dsg, write_dsg_bundle
 
 pytestmark = [
     pytest.mark.skipif(not DSG_1K.exists(), reason=f"{DSG_1K} not available"),

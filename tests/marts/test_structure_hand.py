@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import query
-from tests.marts.hand_bundle import write_hand_bundle
-from tests.marts.structure_helpers import build_structure_warehouse
+from tests.helpers import build_structure_warehouse, query
+from tests.worlds.hand import write_hand_bundle
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from ingestion.simulator import load_generators, simulate
-from tests.conftest import query
-from tests.marts.structure_helpers import build_structure_warehouse
+from tests.helpers import build_structure_warehouse, query
 
 pytestmark = pytest.mark.slow  # several simulated worlds through dbt: a few minutes
 

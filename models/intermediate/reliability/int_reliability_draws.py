@@ -3,13 +3,13 @@ model. Draw 0 is the observed sample (every concept once: the leaderboard's tota
 resample concepts with replacement, shared by both languages and every generator.
 
 A dbt Python model because the replicates are one matrix product of concept-count weights and
-per-concept sufficient statistics (`qct2i.bootstrap`), not SQL re-run per draw.
+per-concept sufficient statistics (`method.bootstrap`), not SQL re-run per draw.
 """
 
 import numpy as np
 import pyarrow as pa
 
-from qct2i.bootstrap import bootstrap_totals, config_list, point_totals, stats_from_arrow
+from method.bootstrap import bootstrap_totals, config_list, point_totals, stats_from_arrow
 
 
 def model(dbt, session):

@@ -10,7 +10,7 @@ own judgments never reach its decision (the oracle, an upper bound, excepted).
 import numpy as np
 import pyarrow as pa
 
-from qct2i.routing import EPS_GRID, Evidence, choose, out_of_fold_predictions
+from method.routing import EPS_GRID, Evidence, choose, out_of_fold_predictions
 
 
 def model(dbt, session):

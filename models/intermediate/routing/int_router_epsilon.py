@@ -3,12 +3,12 @@
 For each outer fold k and each grid value: Q-Profile-C's routed quality over k's training requests,
 each inner fold predicted from the other three training folds, beside the best fixed generator's
 quality there. The selected epsilon (`is_selected`) is the largest grid value whose routed quality
-is not below the best fixed generator's. The numerics live in `qct2i.routing`.
+is not below the best fixed generator's. The numerics live in `method.routing`.
 """
 
 import pyarrow as pa
 
-from qct2i.routing import EPS_GRID, N_FOLDS, Evidence, select_epsilon
+from method.routing import EPS_GRID, N_FOLDS, Evidence, select_epsilon
 
 
 def model(dbt, session):

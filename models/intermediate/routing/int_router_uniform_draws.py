@@ -4,7 +4,7 @@ from `router_seed`; the router's quality is the expectation over the draws."""
 import numpy as np
 import pyarrow as pa
 
-from qct2i.routing import UNIFORM_DRAWS, uniform_draws
+from method.routing import UNIFORM_DRAWS, uniform_draws
 
 
 def model(dbt, session):

@@ -1,7 +1,7 @@
 """Delta per context and Gamma per contrast (Eq. 7-8, METHOD 9) with 95% prompt-bootstrap intervals.
 
 A dbt Python model: every bootstrap draw reflects the resampled world's leave-one-prompt-out
-marginals (`qct2i.structure.coupling_bootstrap`; var `structure_coupling_bootstrap`: `exact`, the
+marginals (`method.structure.coupling_bootstrap`; var `structure_coupling_bootstrap`: `exact`, the
 marginals rebuilt per draw, `linearised`, the first-order expansion in the prompt weights, or
 `auto`, exact within `structure_coupling_exact_budget` cell evaluations per language), which is
 array work over the model x pair cells, not SQL. `bootstrap_method` says which one a row got.
@@ -12,7 +12,7 @@ it in points.
 
 import pyarrow as pa
 
-from qct2i.structure import CONTEXTS, coupling_bootstrap
+from method.structure import CONTEXTS, coupling_bootstrap
 
 
 def model(dbt, session):

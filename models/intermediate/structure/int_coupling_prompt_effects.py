@@ -4,10 +4,10 @@ A dbt Python model: per model, every pair's endpoint outcomes are gathered from 
 and summed per (prompt, context, stratum) cell with numpy; the leave-one-prompt-out marginals are
 the (language, context, stratum) totals minus the cell's own counts. The same in SQL means joining
 ~17M model x pair rows at paper scale (about 10x slower). The algorithm and its hand-computed
-tests live in `qct2i.structure.coupling_effects`.
+tests live in `method.structure.coupling_effects`.
 """
 
-from qct2i.structure import coupling_prompt_effects
+from method.structure import coupling_prompt_effects
 
 
 def model(dbt, session):

@@ -3,20 +3,20 @@
 1,000-concept subsamples, fixed seed; only when there are more than 1,000 concepts).
 
 n_pt counts valid questions, which depend on the model: every figure is computed per model and
-then averaged over models (`qct2i.aggregation_robustness` has the formulas).
+then averaged over models (`method.aggregation_robustness` has the formulas).
 """
 
 import numpy as np
 import pyarrow as pa
 
-from qct2i.aggregation_robustness import (
+from method.aggregation_robustness import (
     SHORT_PROMPT_MAX_QUESTIONS,
     SUBSAMPLE_CONCEPTS,
     SUBSAMPLES,
     robustness,
     subsample_matrix,
 )
-from qct2i.bootstrap import columns_from_arrow, encode, taxonomy_from_arrow
+from method.bootstrap import columns_from_arrow, encode, taxonomy_from_arrow
 
 
 def _mean(x):

@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 from scipy.stats import spearmanr
 
-from qct2i.bootstrap import competition_ranks, config_list, point_totals, stats_from_arrow
+from method.bootstrap import competition_ranks, config_list, point_totals, stats_from_arrow
 
 
 def model(dbt, session):

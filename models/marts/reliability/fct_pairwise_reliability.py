@@ -5,7 +5,7 @@ interval excludes zero. Both orders of a pair are listed (the second mirrors the
 import numpy as np
 import pyarrow as pa
 
-from qct2i.bootstrap import pairwise_intervals, totals_from_draws
+from method.bootstrap import pairwise_intervals, totals_from_draws
 
 
 def model(dbt, session):

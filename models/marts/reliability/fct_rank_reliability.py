@@ -1,11 +1,11 @@
 """Rank reliability per model x scope (METHOD 11): the observed HCQ total and rank beside the
-paired concept-bootstrap top-1 probability and 95% rank interval (`qct2i.bootstrap` documents
+paired concept-bootstrap top-1 probability and 95% rank interval (`method.bootstrap` documents
 the tie and quantile rules)."""
 
 import numpy as np
 import pyarrow as pa
 
-from qct2i.bootstrap import (
+from method.bootstrap import (
     competition_ranks,
     rank_intervals,
     top1_probability,

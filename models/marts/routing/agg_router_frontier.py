@@ -9,7 +9,7 @@ to the outer folds).
 
 import pyarrow as pa
 
-from qct2i.routing import TIE_TOLERANCE, area_under_frontier, frontier_value, upper_frontier
+from method.routing import TIE_TOLERANCE, area_under_frontier, frontier_value, upper_frontier
 
 
 def model(dbt, session):

@@ -2,7 +2,7 @@
 
 Bootstrap over concepts: a draw resamples concepts with replacement and keeps both language
 versions of each drawn concept, and every router and reference is scored on the same draw, from
-per-concept sufficient statistics (`qct2i.routing.bootstrap_bilingual`). References: the
+per-concept sufficient statistics (`method.routing.bootstrap_bilingual`). References: the
 `router_reference_models` var, or by default the two best fixed generators by bilingual quality.
 `non_inferior`: the interval's lower end lies above minus the margin
 (`router_non_inferiority_margin_points`). The uniform random router is scored from its
@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 from scipy import sparse
 
-from qct2i.routing import (
+from method.routing import (
     Evidence,
     bilingual_from_sums,
     bootstrap_bilingual,

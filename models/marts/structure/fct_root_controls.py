@@ -3,13 +3,13 @@
 Over the eligible contexts of int_root_contexts (leave-one-prompt-out baseline computed there):
 mean local root survival, mean baseline and their difference in points, with a 95% percentile
 interval of the difference from a bootstrap over prompts (a prompt's contexts travel together).
-A dbt Python model for the vectorised bootstrap in `qct2i.structure`.
+A dbt Python model for the vectorised bootstrap in `method.structure`.
 """
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from qct2i.structure import prompt_bootstrap
+from method.structure import prompt_bootstrap
 
 POINTS = 100.0
 

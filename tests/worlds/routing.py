@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ingestion.simulator import LANGUAGES, load_taxonomy, simulate
-from tests.conftest import dbt_build
+from tests.helpers import dbt_build
 
 # The best fixed generator is flux2-dev (expensive, best at semantics); ernie-image is best at
 # relations; z-image-turbo (cheap) equals them on entities and attributes and is clearly worse

@@ -5,7 +5,7 @@ is 1/N_t when each valid judgment weighs 1/N_t (question-micro, what HCQ does) a
 sum_p(1/n_pt) / P_t^2 when each weighs 1/(P_t * n_pt) (prompt-first). Their ratio is Eq. 9,
 mean_p(n_pt) * mean_p(1/n_pt) >= 1 (arithmetic-harmonic mean inequality), equal to 1 exactly
 when every contributing prompt has the same count. With the HCQ capability weights alpha_t
-(`qct2i.hcq.hcq_weights`), the totals' variances are Vq = sum_t alpha_t^2 / N_t and
+(`method.hcq.hcq_weights`), the totals' variances are Vq = sum_t alpha_t^2 / N_t and
 Vp = sum_t alpha_t^2 * sum_p(1/n_pt) / P_t^2.
 
 "One short-prompt error": the mean absolute change of the HCQ total when one valid judgment in
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from qct2i.hcq import hcq_weights
+from method.hcq import hcq_weights
 
 SHORT_PROMPT_MAX_QUESTIONS = 3
 # Table 3's scale: 1,000 concepts, averaged over 200 random subsamples.

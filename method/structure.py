@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from qct2i.bootstrap import percentile_interval, resampling_counts
+from method.bootstrap import percentile_interval, resampling_counts
 
 MACRO_MODEL = "__macro__"
 

@@ -1,12 +1,12 @@
 """Per-image text statistics for Eq. 3: the optimal-assignment edit distance D and target length L.
 
 A dbt Python model because minimum-cost assignment (Hungarian) has no natural SQL form; the
-algorithm lives in `qct2i.text_match`, where it is unit-tested.
+algorithm lives in `method.text_match`, where it is unit-tested.
 """
 
 import pyarrow as pa
 
-from qct2i.text_match import match_text, utf16_length
+from method.text_match import match_text, utf16_length
 
 
 def model(dbt, session):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qct2i.text_match import capped_distance, edit_distance, match_text, utf16_units
+from method.text_match import capped_distance, edit_distance, match_text, utf16_units
 
 
 def brute_force(targets: list[str], blocks: list[str]) -> tuple[int, int]:

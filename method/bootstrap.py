@@ -7,7 +7,7 @@ capability the UTF-16 edit-distance sum D and target-length sum L). Resampling c
 replacement gives each concept a count w_c (a multinomial draw), and the replicate's sums are
 `sum_c w_c * stats_c`: one matrix product `W @ S` for all replicates at once, with W [draws x
 concepts] and S [concepts x (model, language, capability, numerator/denominator)]. Scores and
-HCQ (`qct2i.hcq`) are then applied per replicate. One W serves every model and both languages, so
+HCQ (`method.hcq`) are then applied per replicate. One W serves every model and both languages, so
 the draws are paired: a concept's English and Chinese prompts and every generator's images of
 them enter or leave a replicate together. No tensor of size draws x concepts x models is ever
 formed; W is produced in chunks of draws.
@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from qct2i.hcq import hcq_total
+from method.hcq import hcq_total
 
 BILINGUAL = "bilingual"
 # Draws per chunk of the weights matrix: 1,000 x 6,573 concepts is 26 MB of float32.

@@ -16,8 +16,8 @@ import pytest
 
 from ingestion.bundle import load_bundle
 from qct2i.cli import main
-from tests.conftest import query
-from tests.routing.world import dbt_build_routing, simulate_world
+from tests.helpers import query
+from tests.worlds.routing import dbt_build_routing, simulate_world
 
 MARGIN_POINTS = 0.20  # dbt var router_non_inferiority_margin_points (its default)
 

@@ -1,4 +1,4 @@
-"""`qct2i.structure`: coupling terms and the prompt bootstrap on hand-computed fixtures."""
+"""`method.structure`: coupling terms and the prompt bootstrap on hand-computed fixtures."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from qct2i.structure import (
+from method.structure import (
     EFFECTS,
     MACRO_MODEL,
     _coupling_cells,

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import query
-from tests.marts.hand_bundle import write_hand_bundle
+from tests.helpers import query
+from tests.worlds.hand import write_hand_bundle
 
 QCT2I = shutil.which("qct2i", path=str(Path(sys.executable).parent)) or "qct2i"
 

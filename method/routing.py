@@ -12,7 +12,7 @@ request-level sufficient statistics (`Evidence`); `qct2i route` calls `route_req
 reads only the small `marts.fct_router_profiles` (and the live epsilon from
 `marts.agg_router_frontier`), so it never imports dbt or Dagster.
 
-The restricted HCQ (`hcq_frac`) calls `qct2i.hcq`, the numpy form of `macros/hcq.sql`; the SQL
+The restricted HCQ (`hcq_frac`) calls `method.hcq`, the numpy form of `macros/hcq.sql`; the SQL
 marts score the routed virtual generators with the macro itself.
 """
 
@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from qct2i.hcq import hcq_total
+from method.hcq import hcq_total
 
 # METHOD 12: the epsilon grid (fractions of HCQ, i.e. 0 to 10 points in 0.5-point steps).
 EPS_GRID: tuple[float, ...] = tuple(round(0.005 * i, 3) for i in range(21))
@@ -57,7 +56,7 @@ class Taxonomy:
 
 
 def hcq_frac(scores: np.ndarray, active: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
-    """HCQ (Eq. 4, `qct2i.hcq`) over the last axis, restricted to `active` capabilities.
+    """HCQ (Eq. 4, `method.hcq`) over the last axis, restricted to `active` capabilities.
 
     `scores` (..., T): capability scores as fractions, NaN where there is none; `active` broadcasts
     to it. An inactive capability is treated as having no score, so it drops out as a missing one
@@ -410,24 +409,6 @@ class RouteResult:
         }
 
 
-def load_live_profiles(warehouse: Path) -> tuple[list[dict], float | None]:
-    """The full-data capability profiles (`marts.fct_router_profiles`) and the live epsilon
-    (`marts.agg_router_frontier`), read-only: the only warehouse reads routing a request needs."""
-    import duckdb
-
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        cursor = con.execute(
-            "select model_id, language_scope, capability, capability_group, group_order, "
-            "capability_order, score_frac, cost_gpu_s_per_mp from marts.fct_router_profiles"
-        )
-        names = [d[0] for d in cursor.description]
-        profiles = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        live = con.execute(
-            "select max(eps) from marts.agg_router_frontier where is_live_eps"
-        ).fetchone()
-    return profiles, (None if live is None else live[0])
-
-
 def route_requests(
     questions: pa.Table,
     profiles: Sequence[Mapping],
@@ -495,24 +476,3 @@ def route_requests(
                 )
             )
     return RouteResult(scope, eps, tuple(out))
-
-
-def format_route(result: RouteResult) -> str:
-    """The ranking as a table: one block per request, Q and C choices marked."""
-    blocks = []
-    rows = result.rankings
-    prompts = list(dict.fromkeys(r.prompt_id for r in rows))
-    for prompt in prompts:
-        lines = [
-            f"request {prompt} (profile {result.language_scope}, eps {result.eps:.3f}; "
-            "Q = best predicted, C = cheapest within eps)"
-        ]
-        lines.append(f"{'rank':>4}  {'generator':<20} {'predicted':>9} {'GPU-s/MP':>9}  choice")
-        for r in (r for r in rows if r.prompt_id == prompt):
-            quality = "-" if r.predicted_quality is None else f"{r.predicted_quality:.2f}"
-            marks = "".join(mark for mark, on in (("Q", r.is_q_choice), ("C", r.is_c_choice)) if on)
-            lines.append(
-                f"{r.rank:>4}  {r.model_id:<20} {quality:>9} {r.cost_gpu_s_per_mp:>9.2f}  {marks}"
-            )
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)

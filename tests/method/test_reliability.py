@@ -1,4 +1,4 @@
-"""qct2i.hcq, qct2i.bootstrap and qct2i.aggregation_robustness against brute-force routes."""
+"""method.hcq, method.bootstrap and method.aggregation_robustness against brute-force routes."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qct2i.aggregation_robustness import robustness, subsample_matrix, variance_ratio
-from qct2i.bootstrap import (
+from method.aggregation_robustness import robustness, subsample_matrix, variance_ratio
+from method.bootstrap import (
     bootstrap_totals,
     competition_ranks,
     concept_stats,
@@ -18,7 +18,7 @@ from qct2i.bootstrap import (
     rank_intervals,
     top1_probability,
 )
-from qct2i.hcq import hcq_total, hcq_weights
+from method.hcq import hcq_total, hcq_weights
 
 GROUPS = ("e", "e", "t", "a", "a", "a")  # a small taxonomy: sizes 2, 1, 3
 

@@ -1,4 +1,4 @@
-"""qct2i.routing's pieces on hand-made numbers (expected values worked out in the comments)."""
+"""method.routing's pieces on hand-made numbers (expected values worked out in the comments)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ingestion.bundle import BundleError, read_questions_file
-from qct2i.routing import (
+from method.routing import (
     Taxonomy,
     area_under_frontier,
     choose,

@@ -1,0 +1,50 @@
+"""The layers of the README's module map, as import-linter checks them in `make lint`."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("method", "ingestion", "dagster_defs", "qct2i")
+
+
+def _lint_imports(tree: Path) -> subprocess.CompletedProcess:
+    command = [str(Path(sys.executable).parent / "lint-imports"), "--no-cache"]
+    env = {"PYTHONPATH": str(tree), "PATH": str(Path(sys.executable).parent)}
+    return subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    for package in PACKAGES:
+        shutil.copytree(
+            ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def test_the_tree_keeps_every_layer_contract(tmp_path):
+    result = _lint_imports(_copy_tree(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_duckdb_in_the_method_library_breaks_the_lint(tmp_path):
+    tree = _copy_tree(tmp_path)
+    with (tree / "method" / "hcq.py").open("a") as module:
+        module.write("\nimport duckdb  # noqa: E402, F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "method.hcq -> duckdb" in result.stdout
+
+
+def test_the_app_below_dagster_defs_breaks_the_lint(tmp_path):
+    tree = _copy_tree(tmp_path)
+    with (tree / "dagster_defs" / "project.py").open("a") as module:
+        module.write("\nimport qct2i.report  # noqa: E402, F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "dagster_defs.project -> qct2i.report" in result.stdout
