@@ -6,6 +6,9 @@ build`, then writes, per mart, its row count, its columns and one MD5 over its r
 rendered as text with its columns in name order and the rows are sorted by that text, so the
 fingerprint depends on content only, not on the order rows were written in. Floats render in
 DuckDB's shortest round-trip form, so any change in any bit of any value changes the hash.
+The builds run DuckDB on one thread: a parallel hash aggregate adds floats in an order that
+varies from run to run, which moves the last bits of sums (two 2-thread builds of the same code
+differ in 7 of 40 marts at about 1e-16), so only a one-thread build is bit-reproducible.
 
 `python -m bench.mart_hashes --compare A B` prints the marts whose fingerprints differ and exits
 1 when any does.
@@ -58,6 +61,18 @@ def mart_fingerprints(warehouse: Path) -> dict[str, dict]:
     return out
 
 
+ONE_THREAD_PROFILE = """qct2i:
+  target: dev
+  outputs:
+    dev:
+      type: duckdb
+      path: "{{ env_var('QCT2I_WAREHOUSE') }}"
+      threads: 1
+      settings:
+        threads: 1
+"""
+
+
 def build_world(name: str, root: Path) -> Path:
     """Bundle -> real import -> real `dbt build`; returns the warehouse."""
     bundle = root / name / "bundle"
@@ -70,7 +85,10 @@ def build_world(name: str, root: Path) -> Path:
         write_hand_bundle(bundle)
     warehouse = root / name / "warehouse.duckdb"
     load_bundle(bundle, warehouse)
-    run_dbt("build", warehouse, target_path=root / name / "target")
+    profiles = root / name / "profiles"
+    profiles.mkdir()
+    (profiles / "profiles.yml").write_text(ONE_THREAD_PROFILE)
+    run_dbt("build", warehouse, target_path=root / name / "target", profiles_dir=profiles)
     return warehouse
 
 

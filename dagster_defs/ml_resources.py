@@ -72,6 +72,7 @@ class QuestionJudgeResource(dg.ConfigurableResource):
                 "transformers",
                 source=_tiny(folder, "vl"),
                 model_name="tiny-qwen3-vl",
+                revision=self.revision,  # pins the recorded revision (part of the judge's identity)
                 device="cpu",
             )
         return create(

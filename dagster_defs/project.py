@@ -1,4 +1,11 @@
-"""The one cached dbt project of the repository (the repository root is the dbt project)."""
+"""The dbt project of the repository (the repository root is the dbt project), prepared on demand.
+
+Nothing here runs at import: `prepared_dbt_project()` is called by the Definitions factory
+(`dagster_defs.definitions.defs`), i.e. whenever Dagster, the CLI demo or a test loads the
+definitions. It re-parses under `dagster dev` (dagster-dbt's `prepare_if_dev`) and elsewhere when
+the manifest is missing or older than any file dbt parses, so the asset graph always matches the
+dbt project without a parse on every import.
+"""
 
 import os
 import sys
@@ -8,33 +15,43 @@ from dagster_dbt import DbtProject
 
 from ingestion.paths import PROJECT_ROOT
 
-# dbt-core is a dependency of this package, so its executable sits beside the interpreter; put it
-# on PATH for dagster-dbt, which looks `dbt` up there, also when the venv is not activated.
-_INTERPRETER_BIN = str(Path(sys.executable).parent)
-if _INTERPRETER_BIN not in os.environ.get("PATH", "").split(os.pathsep):
-    os.environ["PATH"] = os.pathsep.join([_INTERPRETER_BIN, os.environ.get("PATH", "")])
-
-DBT_PROJECT = DbtProject(project_dir=PROJECT_ROOT, profiles_dir=PROJECT_ROOT)
-
-_DBT_SOURCES = ("dbt_project.yml", "models", "macros", "seeds", "tests/dbt")
+# dbt-core is a dependency of this package, so its executable sits beside the interpreter.
+DBT_EXECUTABLE = str(Path(sys.executable).parent / "dbt")
+DBT_SOURCES = ("dbt_project.yml", "models", "macros", "seeds", "tests/dbt")
 
 
-def _manifest_is_stale() -> bool:
+def dbt_project() -> DbtProject:
+    """The project's description (paths only: reading it runs no dbt)."""
+    return DbtProject(project_dir=PROJECT_ROOT, profiles_dir=PROJECT_ROOT)
+
+
+def manifest_is_stale(project: DbtProject, sources: tuple[str, ...] = DBT_SOURCES) -> bool:
     """True when the manifest is missing or older than any file dbt parses."""
-    manifest = DBT_PROJECT.manifest_path
+    manifest = project.manifest_path
     if not manifest.exists():
         return True
     built = manifest.stat().st_mtime
-    for name in _DBT_SOURCES:
-        path = PROJECT_ROOT / name
+    for name in sources:
+        path = Path(project.project_dir) / name
         files = [path] if path.is_file() else path.rglob("*")
         if any(f.stat().st_mtime > built for f in files if f.is_file()):
             return True
     return False
 
 
-# `dagster dev` re-parses on every load; elsewhere (tests, the CLI, a fresh clone) parse when
-# the manifest is missing or stale, so the asset graph always matches the dbt project.
-DBT_PROJECT.prepare_if_dev()
-if _manifest_is_stale():
-    DBT_PROJECT.preparer.prepare(DBT_PROJECT)
+def _put_dbt_on_path() -> None:
+    """dagster-dbt's preparer runs `dbt` from PATH: make it this interpreter's, also when the venv
+    is not activated."""
+    interpreter_bin = str(Path(sys.executable).parent)
+    if interpreter_bin not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([interpreter_bin, os.environ.get("PATH", "")])
+
+
+def prepared_dbt_project() -> DbtProject:
+    """The project with a manifest that matches its files (`dbt parse` only when needed)."""
+    project = dbt_project()
+    _put_dbt_on_path()
+    project.prepare_if_dev()  # `dagster dev`: always re-parse, as dagster-dbt intends
+    if manifest_is_stale(project):
+        project.preparer.prepare(project)
+    return project

@@ -54,7 +54,6 @@ import json
 import re
 import sys
 import time
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +64,8 @@ import pyarrow.parquet as pq
 
 from ingestion.bundle_format import BUNDLE_FORMATS, TABLES, write_bundle
 from ingestion.paths import SEEDS_DIR
+from method.bootstrap import rng_for
+from method.taxonomy import Taxonomy
 
 PAPER_CONCEPTS = 6573
 # 2,500 concepts: about 72k questions and 0.94M judgment rows (13 generators x 2 languages); with
@@ -285,25 +286,9 @@ _SPURIOUS = "|·•○◇"  # OCR noise blocks: characters no target uses
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Taxonomy:
-    capabilities: tuple[str, ...]  # in capability order
-    group_of: Mapping[str, str]
-    groups: tuple[str, ...]  # in group order
-
-    def members(self, group: str) -> tuple[str, ...]:
-        return tuple(c for c in self.capabilities if self.group_of[c] == group)
-
-
 def load_taxonomy(seeds_dir: Path = SEEDS_DIR) -> Taxonomy:
-    with (seeds_dir / "capabilities.csv").open(encoding="utf-8") as f:
-        rows = sorted(csv.DictReader(f), key=lambda r: int(r["capability_order"]))
-    group_order = {r["group_key"]: int(r["group_order"]) for r in rows}
-    return Taxonomy(
-        capabilities=tuple(r["capability"] for r in rows),
-        group_of={r["capability"]: r["group_key"] for r in rows},
-        groups=tuple(sorted(group_order, key=group_order.__getitem__)),
-    )
+    """The taxonomy seed, read by `method.taxonomy` (its one reader)."""
+    return Taxonomy.from_csv(seeds_dir / "capabilities.csv")
 
 
 def load_generators(seeds_dir: Path = SEEDS_DIR) -> list[dict]:
@@ -706,10 +691,6 @@ def _world_rows(
 # ---------------------------------------------------------------------------------------------
 
 
-def _stream(seed: int, *keys: str) -> np.random.Generator:
-    return np.random.default_rng([seed, *(zlib.crc32(k.encode()) for k in keys)])
-
-
 def _bernoulli(
     rng: np.random.Generator, prob: np.ndarray, stratum: np.ndarray, balanced: bool
 ) -> np.ndarray:
@@ -953,7 +934,7 @@ def simulate(
         raise ValueError(f"rates must lie in [0, 1]: {bad}")
 
     # -- the world ----------------------------------------------------------------------------
-    builder = _WorldBuilder(_stream(seed, "world"), taxonomy)
+    builder = _WorldBuilder(rng_for(seed, "world"), taxonomy)
     world = [builder.concept(i) for i in range(concepts)]
     structure = _flatten(world, taxonomy)
 
@@ -963,7 +944,7 @@ def simulate(
     # -- outcomes, images, transcriptions ------------------------------------------------------
     text_targets = [[q.target for q in c.questions if q.target] for c in world]
     ocr_unavailable = {
-        m: float(_stream(seed, "ocr", m).uniform(*OCR_UNAVAILABLE_RANGE)) for m in model_ids
+        m: float(rng_for(seed, "ocr", m).uniform(*OCR_UNAVAILABLE_RANGE)) for m in model_ids
     }
 
     judg = {k: [] for k in ("prompt_id", "model_id", "question_id", "answer", "p_yes")}
@@ -974,7 +955,7 @@ def simulate(
         width, height, gpus = int(gen["width"]), int(gen["height"]), int(gen["gpus"])
         cost = float(gen["cost_gpu_s_per_mp"])
         for lang in LANGUAGES:
-            rng = _stream(seed, "outcomes", m, lang)
+            rng = rng_for(seed, "outcomes", m, lang)
             cap_rates = np.array([planted_rates[m, lang, t] for t in taxonomy.capabilities])
             y, missing = _draw_outcomes(rng, structure, cap_rates, coupling, missing_rate, balanced)
             p_yes = np.where(y, rng.uniform(0.5, 1.0, n_q), rng.uniform(0.0, 0.5, n_q)).round(4)

@@ -22,8 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 
+from method.bootstrap import columns_from_arrow, encode
 from method.hcq import hcq_weights
+from method.taxonomy import Taxonomy
 
 SHORT_PROMPT_MAX_QUESTIONS = 3
 # Table 3's scale: 1,000 concepts, averaged over 200 random subsamples.
@@ -94,3 +97,105 @@ def robustness(
             "short_error_question": np.where(n_short > 0, error_question / n_short, np.nan),
             "short_error_prompt": np.where(n_short > 0, error_prompt / n_short, np.nan),
         }
+
+
+# -- the fct_aggregation_robustness table -----------------------------------------------------
+
+TOTAL_ROW = "__total__"
+FULL_SCALE = "full"
+POINTS = 100.0
+
+ROBUSTNESS_SCHEMA = pa.schema(
+    [
+        ("language", pa.string()),
+        ("capability", pa.string()),
+        ("scale", pa.string()),
+        ("variance_ratio", pa.float64()),
+        ("variance_increase_frac", pa.float64()),
+        ("n_prompts", pa.float64()),
+        ("short_error_question_points", pa.float64()),
+        ("short_error_prompt_points", pa.float64()),
+        ("short_error_increase_frac", pa.float64()),
+        ("n_models", pa.int64()),
+        ("n_subsamples", pa.int64()),
+    ]
+)
+
+
+def robustness_table(stats_table: pa.Table, capabilities_table: pa.Table, seed: int) -> pa.Table:
+    """Table 3 per language x capability x scale, plus a `__total__` row per language and scale.
+
+    `stats_table`: int_prompt_sufficient_stats (n_valid and n_questions per prompt x model x
+    capability); `capabilities_table`: the taxonomy seed. Scale `full` counts every concept;
+    scale `1000` (only above 1,000 concepts) averages `SUBSAMPLES` random 1,000-concept subsets
+    drawn with `seed`. n_pt depends on the model, so every figure is computed per model
+    (`robustness`) and then averaged over models (NaN models skipped, None when none is defined).
+    """
+    taxonomy = Taxonomy.from_arrow(capabilities_table)
+    capabilities, groups = taxonomy.capabilities, taxonomy.capability_groups
+    cols = columns_from_arrow(stats_table)
+    prompts, p_idx = encode(cols["prompt_id"])
+    models, m_idx = encode(cols["model_id"])
+    concepts, c_idx = encode(cols["concept_id"])
+    _, t_idx = encode(cols["capability"], capabilities)
+    shape = (len(prompts), len(models), len(capabilities))
+    flat = np.ravel_multi_index((p_idx, m_idx, t_idx), shape)
+    size = int(np.prod(shape))
+    n_valid = np.bincount(flat, weights=cols["n_valid"], minlength=size).reshape(shape)
+    n_questions = np.bincount(flat, weights=cols["n_questions"], minlength=size).reshape(shape)
+    is_short = n_questions.sum(axis=2).max(axis=1) <= SHORT_PROMPT_MAX_QUESTIONS
+    prompt_concept = np.zeros(len(prompts), dtype=np.int64)
+    prompt_concept[p_idx] = c_idx
+    languages, l_idx = encode(cols["language"])
+    prompt_language = np.zeros(len(prompts), dtype=np.int64)
+    prompt_language[p_idx] = l_idx
+
+    scales = {FULL_SCALE: np.ones((1, len(concepts)))}
+    if len(concepts) > SUBSAMPLE_CONCEPTS:
+        scales[str(SUBSAMPLE_CONCEPTS)] = subsample_matrix(
+            len(concepts), SUBSAMPLE_CONCEPTS, SUBSAMPLES, seed
+        )
+    rows = []
+    for li, language in enumerate(languages):
+        mine = prompt_language == li
+        for scale, subsamples in scales.items():
+            r = robustness(n_valid[mine], is_short[mine], prompt_concept[mine], subsamples, groups)
+            common = {"language": language, "scale": scale, "n_models": len(models)}
+            common["n_subsamples"] = len(subsamples)
+            for t, capability in enumerate(capabilities):
+                ratio = _model_mean(r["ratio"][:, :, t])
+                rows.append(
+                    common
+                    | {
+                        "capability": capability,
+                        "variance_ratio": ratio,
+                        "variance_increase_frac": None if ratio is None else ratio - 1,
+                        "n_prompts": _model_mean(r["n_prompts"][:, :, t]),
+                    }
+                )
+            rows.append(common | _total_row(r))
+    return pa.Table.from_pylist(rows, schema=ROBUSTNESS_SCHEMA)
+
+
+def _total_row(r: dict[str, np.ndarray]) -> dict:
+    """The `__total__` row's figures: Vp / Vq and the one-short-prompt-error comparison."""
+    total = _model_mean(r["total_ratio"])
+    error_q = _model_mean(r["short_error_question"])
+    error_p = _model_mean(r["short_error_prompt"])
+    return {
+        "capability": TOTAL_ROW,
+        "variance_ratio": total,
+        "variance_increase_frac": None if total is None else total - 1,
+        "n_prompts": _model_mean(r["n_prompts_total"]),
+        "short_error_question_points": None if error_q is None else POINTS * error_q,
+        "short_error_prompt_points": None if error_p is None else POINTS * error_p,
+        "short_error_increase_frac": (
+            None if error_q is None or error_p is None else error_p / error_q - 1
+        ),
+    }
+
+
+def _model_mean(x) -> float | None:
+    """Mean over models and subsamples of the defined values; None when none is defined."""
+    x = np.asarray(x, dtype=float)
+    return float(np.nanmean(x)) if np.isfinite(x).any() else None

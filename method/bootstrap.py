@@ -24,15 +24,18 @@ Conventions (written down because the method is silent):
 
 from __future__ import annotations
 
-import ast
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from scipy.stats import spearmanr
 
 from method.hcq import hcq_total
+from method.scores import bilingual_mean, capability_score
+from method.taxonomy import Taxonomy
 
 BILINGUAL = "bilingual"
 # Draws per chunk of the weights matrix: 1,000 x 6,573 concepts is 26 MB of float32.
@@ -111,7 +114,9 @@ def concept_stats(
     else:
         num_counts, den_counts = columns["n_yes"], columns["n_questions"]
     text_row = is_text[t_idx]
-    num = np.where(text_row, np.asarray(columns["text_distance_utf16"]), np.asarray(num_counts))
+    # the one encoding of the evidence (`method.scores`): L - D / L for the text capability
+    text_num = np.asarray(columns["text_length_utf16"]) - np.asarray(columns["text_distance_utf16"])
+    num = np.where(text_row, text_num, np.asarray(num_counts))
     den = np.where(text_row, np.asarray(columns["text_length_utf16"]), np.asarray(den_counts))
     shape = (len(concepts), len(models), len(languages), len(capabilities))
     flat = np.ravel_multi_index((c_idx, m_idx, l_idx, t_idx), shape)
@@ -134,11 +139,8 @@ def concept_stats(
 def capability_scores(
     numerator: np.ndarray, denominator: np.ndarray, is_transcription: np.ndarray
 ) -> np.ndarray:
-    """Eq. 2 (num / den) and Eq. 3 (max(0, 1 - D / L)) elementwise; NaN where den = 0."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = numerator / denominator
-        scores = np.where(is_transcription, np.maximum(0.0, 1.0 - ratio), ratio)
-    return np.where(denominator > 0, scores, np.nan)
+    """Eq. 2 and Eq. 3 (as 1 - D / L) elementwise, `method.scores.capability_score`."""
+    return capability_score(numerator, denominator, one_minus_distance=is_transcription)
 
 
 def scope_totals(numerator: np.ndarray, denominator: np.ndarray, stats: ConceptStats) -> np.ndarray:
@@ -152,7 +154,7 @@ def scope_totals(numerator: np.ndarray, denominator: np.ndarray, stats: ConceptS
     if BILINGUAL not in stats.scopes:
         return per_language
     first, second = (stats.languages.index(lang) for lang in stats.bilingual_languages)
-    bilingual = (per_language[..., first] + per_language[..., second]) / 2
+    bilingual = bilingual_mean(per_language[..., first], per_language[..., second])
     return np.concatenate([per_language, bilingual[..., None]], axis=-1)
 
 
@@ -170,6 +172,13 @@ def concept_weights(
     rng = np.random.default_rng(seed)
     for start in range(0, draws, chunk):
         yield resampling_counts(n_concepts, min(chunk, draws - start), rng)
+
+
+def rng_for(seed: int, *keys: str) -> np.random.Generator:
+    """A reproducible stream per (seed, keys), independent of the order cells are processed in:
+    numpy's SeedSequence over [seed, crc32 of each key]. The prompt bootstraps (one stream per
+    language) and the simulator (one per world part, model and language) draw from it."""
+    return np.random.default_rng([int(seed), *(zlib.crc32(k.encode()) for k in keys)])
 
 
 def resampling_counts(n_units: int, draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -248,29 +257,25 @@ def pairwise_intervals(totals: np.ndarray, level: float = 0.95) -> tuple[np.ndar
     return lo.reshape(diffs.shape[1:]), hi.reshape(diffs.shape[1:])
 
 
-def percentile_interval(draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval per column, ignoring draws where the statistic was undefined."""
-    alpha = (1.0 - level) / 2.0
+def percentile_interval(
+    draws: np.ndarray, level: float = 0.95, tails: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval per column, ignoring draws where the statistic was undefined.
+
+    The quantiles are (1 - level) / 2 and its complement, or `tails` when given: the router's
+    interval is published at exactly (0.025, 0.975), which differs from (1 - 0.95) / 2 in the
+    last bit and so moves interpolated quantiles.
+    """
+    alpha, upper = tails or ((1.0 - level) / 2.0, 1 - (1.0 - level) / 2.0)
     lo = np.full(draws.shape[1], np.nan)
     hi = np.full(draws.shape[1], np.nan)
     defined = ~np.all(np.isnan(draws), axis=0)
     if defined.any():
-        lo[defined], hi[defined] = np.nanquantile(draws[:, defined], [alpha, 1 - alpha], axis=0)
+        lo[defined], hi[defined] = np.nanquantile(draws[:, defined], [alpha, upper], axis=0)
     return lo, hi
 
 
 # -- inputs from the warehouse (dbt Python models pass DuckDB relations' Arrow tables) ----------
-
-
-def config_list(value) -> list:
-    """A list-valued dbt var passed through a Python model's config (rendered as its repr)."""
-    return list(ast.literal_eval(value)) if isinstance(value, str) else list(value)
-
-
-def taxonomy_from_arrow(capabilities) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(capabilities, their group keys) in the seed's capability order."""
-    rows = sorted(capabilities.to_pylist(), key=lambda r: r["capability_order"])
-    return tuple(r["capability"] for r in rows), tuple(r["group_key"] for r in rows)
 
 
 def columns_from_arrow(table) -> dict:
@@ -293,7 +298,8 @@ def stats_from_arrow(
     """ConceptStats from `int_prompt_sufficient_stats`, the taxonomy seed and
     `int_capability_scores` (whose `score_source` says which capability is scored from
     transcriptions: none when the bundle has no OCR and text falls back to judgments)."""
-    capabilities, groups = taxonomy_from_arrow(capabilities_table)
+    taxonomy = Taxonomy.from_arrow(capabilities_table)
+    capabilities, groups = taxonomy.capabilities, taxonomy.capability_groups
     sources = capability_scores_table.select(["capability", "score_source"]).to_pylist()
     transcription = sorted(
         {r["capability"] for r in sources if r["score_source"] == "transcription"}
@@ -319,3 +325,184 @@ def totals_from_draws(table) -> tuple[tuple[str, ...], tuple[str, ...], np.ndarr
     values = table.column("hcq_total_frac").to_numpy(zero_copy_only=False)
     totals[draw, m_idx, s_idx] = np.asarray(values, dtype=float)
     return scopes, models, totals
+
+
+# -- the reliability tables (METHOD 6, 11): what the dbt models int_* return -------------------
+
+POINTS = 100.0
+
+
+def reliability_draws(
+    stats_table,
+    capabilities_table,
+    capability_scores_table,
+    *,
+    draws: int,
+    seed: int,
+    bilingual_languages: Sequence[str] = ("en", "zh"),
+) -> pa.Table:
+    """int_reliability_draws: HCQ totals (fraction) per draw x scope x model. Draw 0 is the
+    observed sample (every concept once), draws 1..`draws` the paired concept bootstrap
+    (`bootstrap_totals`); a total undefined in a draw is null. Inputs as `stats_from_arrow`."""
+    stats = stats_from_arrow(
+        stats_table,
+        capabilities_table,
+        capability_scores_table,
+        bilingual_languages=bilingual_languages,
+    )
+    totals = np.concatenate(
+        [point_totals(stats)[None], bootstrap_totals(stats, draws, seed)]
+    )  # [1 + draws, models, scopes]
+    draw_index, model_index, scope_index = np.indices(totals.shape).reshape(3, -1)
+    return pa.table(
+        {
+            "draw_index": pa.array(draw_index, pa.int32()),
+            "language_scope": pa.array(np.array(stats.scopes)[scope_index], pa.string()),
+            "model_id": pa.array(np.array(stats.model_ids)[model_index], pa.string()),
+            "hcq_total_frac": pa.array(totals.ravel(), pa.float64(), mask=np.isnan(totals.ravel())),
+        }
+    )
+
+
+RANK_RELIABILITY_SCHEMA = pa.schema(
+    [
+        ("model_id", pa.string()),
+        ("language_scope", pa.string()),
+        ("hcq_total", pa.float64()),
+        ("hcq_total_frac", pa.float64()),
+        ("rank", pa.int64()),
+        ("top1_prob", pa.float64()),
+        ("rank_lo", pa.int64()),
+        ("rank_hi", pa.int64()),
+        ("n_draws", pa.int64()),
+    ]
+)
+
+
+def rank_reliability(draws_table) -> pa.Table:
+    """fct_rank_reliability, one row per model x scope: the observed total (points and fraction)
+    and competition rank beside the top-1 probability (ties split) and the 95% inverse-CDF rank
+    interval over the replicates of `int_reliability_draws` (`draws_table`), and the number of
+    draws in which the model's total is defined."""
+    scopes, models, totals = totals_from_draws(draws_table)
+    rows = []
+    for s, scope in enumerate(scopes):
+        point, draws = totals[0, :, s], totals[1:, :, s]
+        rank = competition_ranks(point)
+        top1 = top1_probability(draws)
+        rank_lo, rank_hi = rank_intervals(draws)
+        for m, model_id in enumerate(models):
+            defined = not np.isnan(point[m])
+            rows.append(
+                {
+                    "model_id": model_id,
+                    "language_scope": scope,
+                    "hcq_total": POINTS * point[m] if defined else None,
+                    "hcq_total_frac": point[m] if defined else None,
+                    "rank": int(rank[m]) if defined else None,
+                    "top1_prob": float(top1[m]),
+                    "rank_lo": int(rank_lo[m]) if not np.isnan(rank_lo[m]) else None,
+                    "rank_hi": int(rank_hi[m]) if not np.isnan(rank_hi[m]) else None,
+                    "n_draws": int((~np.isnan(draws[:, m])).sum()),
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=RANK_RELIABILITY_SCHEMA)
+
+
+PAIRWISE_RELIABILITY_SCHEMA = pa.schema(
+    [
+        ("language_scope", pa.string()),
+        ("model_a", pa.string()),
+        ("model_b", pa.string()),
+        ("diff", pa.float64()),
+        ("ci_lo", pa.float64()),
+        ("ci_hi", pa.float64()),
+        ("excludes_zero", pa.bool_()),
+        ("n_draws", pa.int64()),
+    ]
+)
+
+
+def pairwise_reliability(draws_table) -> pa.Table:
+    """fct_pairwise_reliability, one row per scope x ordered pair of models with defined totals:
+    diff = total(a) - total(b) in points, its 95% percentile interval over the replicates of
+    `int_reliability_draws` (`pairwise_intervals`), whether it excludes zero, and the number of
+    draws in which the difference is defined. (b, a) mirrors (a, b)."""
+    scopes, models, totals = totals_from_draws(draws_table)
+    rows = []
+    for s, scope in enumerate(scopes):
+        point, draws = totals[0, :, s], totals[1:, :, s]
+        lo, hi = pairwise_intervals(draws)
+        for a, model_a in enumerate(models):
+            for b, model_b in enumerate(models):
+                if a == b or np.isnan(point[a]) or np.isnan(point[b]):
+                    continue
+                rows.append(
+                    {
+                        "language_scope": scope,
+                        "model_a": model_a,
+                        "model_b": model_b,
+                        "diff": POINTS * (point[a] - point[b]),
+                        "ci_lo": POINTS * lo[a, b],
+                        "ci_hi": POINTS * hi[a, b],
+                        "excludes_zero": bool(lo[a, b] > 0 or hi[a, b] < 0),
+                        "n_draws": int((~np.isnan(draws[:, a] - draws[:, b])).sum()),
+                    }
+                )
+    return pa.Table.from_pylist(rows, schema=PAIRWISE_RELIABILITY_SCHEMA)
+
+
+MASKING_EFFECT_SCHEMA = pa.schema(
+    [
+        ("model_id", pa.string()),
+        ("language_scope", pa.string()),
+        ("hcq_masked", pa.float64()),
+        ("hcq_unmasked", pa.float64()),
+        ("rank_masked", pa.int64()),
+        ("rank_unmasked", pa.int64()),
+        ("rank_shift", pa.int64()),
+        ("has_moved", pa.bool_()),
+        ("spearman_rho", pa.float64()),
+    ]
+)
+
+
+def masking_effect(
+    stats_table,
+    capabilities_table,
+    capability_scores_table,
+    bilingual_languages: Sequence[str] = ("en", "zh"),
+) -> pa.Table:
+    """fct_masking_effect (METHOD 6), one row per model x scope: the official (masked) HCQ total
+    beside the total with every question counted (`concept_stats(masked=False)`) in points, the
+    competition rank under each among the models with both totals, the shift (unmasked -
+    masked), whether it moved, and the scope's Spearman correlation of the two totals (more
+    than two models needed). Inputs as `stats_from_arrow`."""
+    inputs = (stats_table, capabilities_table, capability_scores_table)
+    masked = stats_from_arrow(*inputs, masked=True, bilingual_languages=bilingual_languages)
+    unmasked = stats_from_arrow(*inputs, masked=False, bilingual_languages=bilingual_languages)
+    totals_masked, totals_unmasked = point_totals(masked), point_totals(unmasked)
+    rows = []
+    for s, scope in enumerate(masked.scopes):
+        a, b = totals_masked[:, s], totals_unmasked[:, s]
+        both = ~np.isnan(a) & ~np.isnan(b)
+        rank_a, rank_b = (
+            competition_ranks(np.where(both, a, np.nan)),
+            competition_ranks(np.where(both, b, np.nan)),
+        )
+        rho = float(spearmanr(a[both], b[both]).statistic) if both.sum() > 2 else None
+        for m, model_id in enumerate(masked.model_ids):
+            rows.append(
+                {
+                    "model_id": model_id,
+                    "language_scope": scope,
+                    "hcq_masked": POINTS * a[m] if not np.isnan(a[m]) else None,
+                    "hcq_unmasked": POINTS * b[m] if not np.isnan(b[m]) else None,
+                    "rank_masked": int(rank_a[m]) if both[m] else None,
+                    "rank_unmasked": int(rank_b[m]) if both[m] else None,
+                    "rank_shift": int(rank_b[m] - rank_a[m]) if both[m] else None,
+                    "has_moved": bool(rank_a[m] != rank_b[m]) if both[m] else None,
+                    "spearman_rho": rho,
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=MASKING_EFFECT_SCHEMA)

@@ -18,14 +18,17 @@ marts score the routed virtual generators with the macro itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
 
+from method.bootstrap import percentile_interval
 from method.hcq import hcq_total
+from method.scores import bilingual_mean, capability_score
+from method.taxonomy import Taxonomy
 
 # METHOD 12: the epsilon grid (fractions of HCQ, i.e. 0 to 10 points in 0.5-point steps).
 EPS_GRID: tuple[float, ...] = tuple(round(0.005 * i, 3) for i in range(21))
@@ -40,21 +43,6 @@ UNIFORM_DRAWS = 100
 # --------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Taxonomy:
-    """Capabilities in taxonomy order and each one's reporting group key."""
-
-    capabilities: tuple[str, ...]
-    capability_groups: tuple[str, ...]
-
-    @classmethod
-    def from_rows(cls, rows: Iterable[Mapping]) -> Taxonomy:
-        """From the taxonomy seed's rows (`capability`, `group_key`, orders)."""
-        order = ("group_order", "capability_order", "capability")
-        rows = sorted(rows, key=lambda r: tuple(r[k] for k in order))
-        return cls(tuple(r["capability"] for r in rows), tuple(r["group_key"] for r in rows))
-
-
 def hcq_frac(scores: np.ndarray, active: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
     """HCQ (Eq. 4, `method.hcq`) over the last axis, restricted to `active` capabilities.
 
@@ -67,10 +55,9 @@ def hcq_frac(scores: np.ndarray, active: np.ndarray, taxonomy: Taxonomy) -> np.n
 
 
 def scores_from_sums(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """Capability scores from sufficient statistics: Eq. 2 (valid yes / valid) and Eq. 3
-    (max(0, (L - D) / L)) alike; NaN where the denominator is 0."""
-    ratio = np.divide(num, den, out=np.full(np.shape(num), np.nan), where=den > 0)
-    return np.where(np.isnan(ratio), np.nan, np.maximum(ratio, 0.0))
+    """Capability scores from summed `score_num` / `score_den` (Eq. 2, Eq. 3 as (L - D) / L):
+    `method.scores.capability_score`, NaN where the denominator is 0."""
+    return capability_score(num, den)
 
 
 def predict_quality(profile: np.ndarray, active: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
@@ -240,9 +227,17 @@ def indices(values: pa.ChunkedArray | pa.Array, universe: Sequence[str]) -> np.n
     return positions.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
+def language_mean(per_language: np.ndarray) -> np.ndarray:
+    """The equal-weight mean over the last (language) axis: with two languages the bilingual
+    50/50 mean (`method.scores.bilingual_mean`), NaN unless both are defined."""
+    if per_language.shape[-1] == 2:
+        return bilingual_mean(per_language[..., 0], per_language[..., 1])
+    return per_language.mean(axis=-1)
+
+
 def selection_quality(per_language: np.ndarray) -> float:
     """The figure epsilon is selected on: the 50/50 (equal-weight) mean over languages."""
-    return float(np.mean(per_language)) if not np.isnan(per_language).any() else float("nan")
+    return float(language_mean(per_language))
 
 
 @dataclass(frozen=True)
@@ -307,12 +302,13 @@ def uniform_draws(n_models: int, n_requests: int, seed: int, draws: int = UNIFOR
 def bilingual_from_sums(num: np.ndarray, den: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
     """(..., L, T) sums -> (...,) equal-weight mean over languages of the per-language HCQ."""
     scores = scores_from_sums(num, den)
-    per_language = hcq_frac(scores, np.ones(scores.shape[-1], dtype=bool), taxonomy)
-    return per_language.mean(axis=-1)
+    return language_mean(hcq_frac(scores, np.ones(scores.shape[-1], dtype=bool), taxonomy))
 
 
-def concept_weights(n_concepts: int, draws: int, seed: int) -> np.ndarray:
-    """(draws, C) multiplicities of a concept bootstrap (resampling with replacement)."""
+def multinomial_concept_weights(n_concepts: int, draws: int, seed: int) -> np.ndarray:
+    """(draws, C) multiplicities of the router's concept bootstrap, drawn as one multinomial
+    vector per draw. The same distribution as `method.bootstrap.concept_weights`, another random
+    stream: `fct_router_paired`'s published intervals come from this one."""
     rng = np.random.default_rng(seed)
     return rng.multinomial(n_concepts, np.full(n_concepts, 1.0 / n_concepts), size=draws).astype(
         np.float64
@@ -370,6 +366,213 @@ def area_under_frontier(hull: Sequence[tuple[float, float]], lo: float, hi: floa
         (x1 - x0) * (y0 + y1) / 2 for x0, x1, y0, y1 in zip(xs, xs[1:], ys, ys[1:], strict=False)
     )
     return area / (hi - lo)
+
+
+PAIRED_TAILS = (0.025, 0.975)  # the 95% percentile interval, as published (METHOD 12)
+
+PAIRED_SCHEMA = pa.schema(
+    [
+        ("router", pa.string()),
+        ("reference_model_id", pa.string()),
+        ("diff", pa.float64()),
+        ("ci_lo", pa.float64()),
+        ("ci_hi", pa.float64()),
+        ("cost_saving_frac", pa.float64()),
+        ("non_inferior", pa.bool_()),
+        ("margin_points", pa.float64()),
+        ("n_draws", pa.int64()),
+    ]
+)
+
+
+def routed_concept_sums(ev: Evidence, choice: np.ndarray, by_concept) -> tuple:
+    """(C, L, T) numerator and denominator sums of the routed records per concept and language."""
+    shape = (len(ev.concepts), len(ev.languages), len(ev.taxonomy.capabilities))
+    requests = np.arange(len(ev.prompts))
+    num = (by_concept @ ev.num[choice, requests]).reshape(shape)
+    den = (by_concept @ ev.den[choice, requests]).reshape(shape)
+    return num, den
+
+
+def choices_by_group(ev: Evidence, table: pa.Table, key: str) -> dict:
+    """Per router (or draw, `key`) the chosen generator index aligned to ev.prompts."""
+    groups = table[key].to_numpy(zero_copy_only=False)
+    prompts = indices(table["prompt_id"], ev.prompts)
+    models = indices(table["model_id"], ev.models)
+    out = {}
+    for group in np.unique(groups):
+        mask = groups == group
+        choice = np.zeros(len(ev.prompts), dtype=np.int64)
+        choice[prompts[mask]] = models[mask]
+        out[group.item() if hasattr(group, "item") else group] = choice
+    return out
+
+
+def cost_saving(cost: float | None, reference_cost: float | None) -> float | None:
+    """Fraction of the reference's GPU-s/MP saved; unknown when either cost is unknown."""
+    if cost is None or not reference_cost:
+        return None
+    return 1.0 - cost / reference_cost
+
+
+def default_references(points: Sequence[Mapping]) -> list[str]:
+    """The two best fixed generators by bilingual quality (model id breaks ties)."""
+    fixed = [p for p in points if p["router"].startswith("fixed:")]
+    fixed.sort(key=lambda p: (-(p["bilingual_frac"] or -1.0), p["router"]))
+    return [p["router"].removeprefix("fixed:") for p in fixed[:2]]
+
+
+def paired_differences(
+    ev: Evidence,
+    decisions: pa.Table,
+    random_draws: pa.Table,
+    points: Sequence[Mapping],
+    references: Sequence[str],
+    draws: int,
+    seed: int,
+    margin_points: float,
+) -> pa.Table:
+    """`fct_router_paired` (METHOD 12): every router's bilingual quality minus each reference's,
+    in points, with a 95% percentile interval from a paired concept bootstrap.
+
+    A draw resamples concepts with replacement (`multinomial_concept_weights`) and keeps both
+    language versions of each drawn concept; every router and reference is scored on the same
+    draw from per-concept sufficient statistics (`bootstrap_bilingual`). `decisions`: the
+    out-of-fold decisions (router, prompt_id, model_id); `random_draws`: the uniform router's
+    draws (draw, prompt_id, model_id), scored from its draw-averaged sums (ratio of
+    expectations); `points`: `int_router_points` rows (costs; default references). `references`
+    empty = `default_references`. `non_inferior`: ci_lo > -margin_points.
+    """
+    from scipy import sparse
+
+    references = list(references) or default_references(points)
+    cost = {p["router"]: p["gpu_s_per_mp"] for p in points}
+    # requests -> (concept, language) rows, to sum routed records per concept and language
+    cells = ev.concept * len(ev.languages) + ev.language
+    by_concept = sparse.csr_matrix(
+        (np.ones(len(ev.prompts)), (cells, np.arange(len(ev.prompts)))),
+        shape=(len(ev.concepts) * len(ev.languages), len(ev.prompts)),
+    )
+    sums = {
+        r: routed_concept_sums(ev, c, by_concept)
+        for r, c in choices_by_group(ev, decisions, "router").items()
+    }
+    random_sums = [
+        routed_concept_sums(ev, c, by_concept)
+        for c in choices_by_group(ev, random_draws, "draw").values()
+    ]
+    if random_sums:
+        sums["uniform_random"] = (
+            np.mean([n for n, _ in random_sums], axis=0),
+            np.mean([d for _, d in random_sums], axis=0),
+        )
+    weights = multinomial_concept_weights(len(ev.concepts), draws, seed)
+    point = {r: bilingual_from_sums(n.sum(0), d.sum(0), ev.taxonomy) for r, (n, d) in sums.items()}
+    boot = {r: bootstrap_bilingual(n, d, weights, ev.taxonomy) for r, (n, d) in sums.items()}
+    rows = []
+    for reference in references:
+        ref_router = f"fixed:{reference}"
+        if ref_router not in sums:
+            raise ValueError(f"reference model {reference!r} has no fixed router (not judged)")
+        for router in sorted(sums):
+            diff = 100 * (point[router] - point[ref_router])
+            lo, hi = percentile_interval(
+                (boot[router] - boot[ref_router])[:, None], tails=PAIRED_TAILS
+            )
+            lo, hi = 100 * lo[0], 100 * hi[0]
+            rows.append(
+                {
+                    "router": router,
+                    "reference_model_id": reference,
+                    "diff": float(diff),
+                    "ci_lo": float(lo),
+                    "ci_hi": float(hi),
+                    "cost_saving_frac": cost_saving(cost.get(router), cost.get(ref_router)),
+                    "non_inferior": bool(lo > -margin_points),
+                    "margin_points": margin_points,
+                    "n_draws": draws,
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=PAIRED_SCHEMA)
+
+
+FRONTIER_SCHEMA = pa.schema(
+    [
+        ("point_kind", pa.string()),
+        ("router", pa.string()),
+        ("eps", pa.float64()),
+        ("model_id", pa.string()),
+        ("en", pa.float64()),
+        ("zh", pa.float64()),
+        ("bilingual", pa.float64()),
+        ("gpu_s_per_mp", pa.float64()),
+        ("on_frontier", pa.bool_()),
+        ("frontier_quality", pa.float64()),
+        ("is_live_eps", pa.bool_()),
+        ("aiq", pa.float64()),
+        ("aiq_fixed_only", pa.float64()),
+    ]
+)
+
+
+def frontier_table(points: Sequence[Mapping]) -> pa.Table:
+    """`agg_router_frontier` (METHOD 12, RouterBench-style) from `int_router_points` rows.
+
+    Points: Q-Profile-C out of fold at every grid epsilon and every fixed generator, as (GPU-s/MP,
+    bilingual points); `on_frontier` marks the vertices of their non-decreasing concave hull
+    (`upper_frontier`), `frontier_quality` the hull at the point's cost, `aiq` the hull's mean
+    quality over costs from the cheapest to the best fixed generator (`aiq_fixed_only`: the same
+    for the fixed generators' hull alone). `is_live_eps` marks the epsilon `qct2i route` uses:
+    the largest grid value whose out-of-fold quality is not below the best fixed generator's.
+    Empty when no fixed generator has both a quality and a cost.
+    """
+    grid = [p for p in points if p["router"] == "q_profile_c" and p["grid_eps"] is not None]
+    fixed = [p for p in points if p["router"].startswith("fixed:")]
+    # A point needs both axes: a bundle may name generators with no cost figure at all.
+    usable = [
+        p for p in grid + fixed if p["bilingual_frac"] is not None and p["gpu_s_per_mp"] is not None
+    ]
+    fixed_ok = [p for p in fixed if p in usable]
+    if not fixed_ok:
+        return FRONTIER_SCHEMA.empty_table()
+    hull = upper_frontier([(p["gpu_s_per_mp"], 100 * p["bilingual_frac"]) for p in usable])
+    hull_fixed = upper_frontier([(p["gpu_s_per_mp"], 100 * p["bilingual_frac"]) for p in fixed_ok])
+    best = max(fixed_ok, key=lambda p: (p["bilingual_frac"], -p["gpu_s_per_mp"]))
+    lo = min(p["gpu_s_per_mp"] for p in fixed_ok)
+    aiq = area_under_frontier(hull, lo, best["gpu_s_per_mp"])
+    aiq_fixed = area_under_frontier(hull_fixed, lo, best["gpu_s_per_mp"])
+    clearing = [
+        p["grid_eps"]
+        for p in grid
+        if p["bilingual_frac"] is not None
+        and p["bilingual_frac"] >= best["bilingual_frac"] - TIE_TOLERANCE
+    ]
+    live = max(clearing, default=0.0)
+    vertices = set(hull)
+    rows = []
+    for p in grid + fixed:
+        quality = None if p["bilingual_frac"] is None else 100 * p["bilingual_frac"]
+        is_grid = p["router"] == "q_profile_c"
+        rows.append(
+            {
+                "point_kind": "q_profile_c" if is_grid else "fixed",
+                "router": p["router"],
+                "eps": p["grid_eps"],
+                "model_id": None if is_grid else p["router"].removeprefix("fixed:"),
+                "en": None if p["en_frac"] is None else 100 * p["en_frac"],
+                "zh": None if p["zh_frac"] is None else 100 * p["zh_frac"],
+                "bilingual": quality,
+                "gpu_s_per_mp": p["gpu_s_per_mp"],
+                "on_frontier": (p["gpu_s_per_mp"], quality) in vertices,
+                "frontier_quality": (
+                    None if p["gpu_s_per_mp"] is None else frontier_value(hull, p["gpu_s_per_mp"])
+                ),
+                "is_live_eps": is_grid and p["grid_eps"] == live,
+                "aiq": aiq,
+                "aiq_fixed_only": aiq_fixed,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=FRONTIER_SCHEMA)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -19,21 +19,33 @@ strata are rare, so every draw carries it: recomputed exactly, or to first order
 from __future__ import annotations
 
 import warnings
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from method.bootstrap import percentile_interval, resampling_counts
+from method.bootstrap import encode, percentile_interval, resampling_counts, rng_for
 
 MACRO_MODEL = "__macro__"
+POINTS = 100.0
 
 
-def rng_for(seed: int, *keys: str) -> np.random.Generator:
-    """A reproducible stream per (seed, keys), independent of the order cells are processed in."""
-    return np.random.default_rng([int(seed), *(zlib.crc32(k.encode()) for k in keys)])
+def macro_mean(
+    estimates: np.ndarray, draws: np.ndarray, present: np.ndarray
+) -> tuple[float, np.ndarray, int]:
+    """The `MACRO_MODEL` row of one cell: the mean over its member models (those with an
+    estimate), resampled consistently because all members share each draw's prompt resample.
+
+    `estimates` (members,), `draws` (draws, members), `present` (units, members) bool: where a
+    member has the cell. Returns the mean estimate, the per-draw mean of the members defined in
+    that draw (NaN where none is) and the number of units where any member is present.
+    """
+    with warnings.catch_warnings():
+        # a draw in which no member is defined stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        macro_draws = np.nanmean(draws, axis=1)
+    return estimates.mean(), macro_draws, int(present.any(axis=1).sum())
 
 
 def ratio_draws(
@@ -104,13 +116,12 @@ def prompt_bootstrap(
                     groups.setdefault(rest, []).append(k)
             for rest, members in sorted(groups.items()):
                 labels.append({**dict(rest), macro_over: MACRO_MODEL})
-                with warnings.catch_warnings():
-                    # a draw in which no member is defined stays NaN
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    macro_draws = np.nanmean(draw_matrix[:, members], axis=1)
-                estimate = np.append(estimate, estimate[members].mean())
+                macro, macro_draws, macro_units = macro_mean(
+                    estimate[members], draw_matrix[:, members], den_matrix[:, members] > 0
+                )
+                estimate = np.append(estimate, macro)
                 draw_matrix = np.column_stack([draw_matrix, macro_draws])
-                n_defined = np.append(n_defined, (den_matrix[:, members] > 0).any(axis=1).sum())
+                n_defined = np.append(n_defined, macro_units)
 
         lo, hi = percentile_interval(draw_matrix, level)
         for k, label in enumerate(labels):
@@ -137,7 +148,7 @@ def _factorise(table: pa.Table, columns: Sequence[str]) -> tuple[list[tuple], np
         return [()], np.zeros(table.num_rows, dtype=np.int64)
     codes, uniques = [], []
     for name in columns:
-        distinct, code = _sorted_codes(table.column(name))
+        distinct, code = encode(table.column(name))
         uniques.append(distinct)
         codes.append(code)
     combined = np.ravel_multi_index(codes, [len(u) for u in uniques])
@@ -152,6 +163,73 @@ def _factorise(table: pa.Table, columns: Sequence[str]) -> tuple[list[tuple], np
 
 def _float(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
+
+
+ROOT_CONTROLS_SCHEMA = pa.schema(
+    [
+        ("model_id", pa.string()),
+        ("language", pa.string()),
+        ("n_contexts", pa.int64()),
+        ("n_prompts", pa.int64()),
+        ("local_survival", pa.float64()),
+        ("baseline_survival", pa.float64()),
+        ("diff", pa.float64()),
+        ("ci_lo", pa.float64()),
+        ("ci_hi", pa.float64()),
+        ("n_draws", pa.int64()),
+    ]
+)
+
+
+def root_controls(contexts: pa.Table, *, draws: int, seed: int) -> pa.Table:
+    """Cross-prompt root controls (Eq. 6, METHOD 8, Figure 2 right), one row per model x language.
+
+    `contexts`: int_root_contexts (model_id, language, prompt_id, local_survival,
+    baseline_survival, is_eligible). Over the eligible contexts: their count, the prompts with
+    one, mean local survival, mean leave-one-prompt-out baseline and diff = local - baseline,
+    all in points, with the 95% percentile interval of diff from `prompt_bootstrap` over the
+    language's prompts (a prompt's contexts travel together; baselines held fixed).
+    """
+    contexts = contexts.filter(pc.equal(contexts["is_eligible"], True))
+    local = pc.cast(contexts["local_survival"], pa.float64())
+    contexts = contexts.append_column("diff", pc.subtract(local, contexts["baseline_survival"]))
+    intervals = prompt_bootstrap(
+        contexts,
+        split_by=["language"],
+        cell_by=["model_id"],
+        unit="prompt_id",
+        numerator="diff",
+        denominator=None,
+        draws=draws,
+        seed=seed,
+    )
+    means = {}
+    # one thread: a threaded hash aggregate sums in a varying order, so the means' last bits
+    # changed from build to build
+    for row in (
+        contexts.group_by(["model_id", "language"], use_threads=False)
+        .aggregate([("local_survival", "mean"), ("baseline_survival", "mean"), ("diff", "count")])
+        .to_pylist()
+    ):
+        means[row["model_id"], row["language"]] = row
+    rows = []
+    for r in intervals:
+        m = means[r["model_id"], r["language"]]
+        rows.append(
+            {
+                "model_id": r["model_id"],
+                "language": r["language"],
+                "n_contexts": m["diff_count"],
+                "n_prompts": r["n_units"],
+                "local_survival": m["local_survival_mean"] * POINTS,
+                "baseline_survival": m["baseline_survival_mean"] * POINTS,
+                "diff": r["estimate"] * POINTS,
+                "ci_lo": None if r["ci_lo"] is None else r["ci_lo"] * POINTS,
+                "ci_hi": None if r["ci_hi"] is None else r["ci_hi"] * POINTS,
+                "n_draws": draws,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=ROOT_CONTROLS_SCHEMA)
 
 
 # -- Marginal-controlled coupling (Eq. 7-8) ------------------------------------------------------
@@ -300,7 +378,7 @@ def _coupling_inputs(pairs: pa.Table, records: pa.Table):
     question_key = pc.binary_join_element_wise(records["prompt_id"], records["question_id"], "\x1f")
     questions = pc.unique(question_key)
     record_q = pc.index_in(question_key, questions).to_numpy(zero_copy_only=False)
-    model_ids, record_model = _sorted_codes(records["model_id"])
+    model_ids, record_model = _object_codes(records["model_id"])
     y = pc.cast(records["outcome"], pa.float64()).to_numpy(zero_copy_only=False)
     outcomes = np.full((len(model_ids), len(questions)), np.nan)
     outcomes[record_model, record_q] = y  # null -> NaN
@@ -312,34 +390,28 @@ def _coupling_inputs(pairs: pa.Table, records: pa.Table):
             raise ValueError(f"pairs name questions without records ({column})")
         return index.to_numpy(zero_copy_only=False).astype(np.int64)
 
-    prompt_ids, pair_prompt = _sorted_codes(pairs["prompt_id"])
+    prompt_ids, pair_prompt = _object_codes(pairs["prompt_id"])
     contexts = pairs["context"].to_numpy(zero_copy_only=False)
     unknown = set(np.unique(contexts)) - set(CONTEXTS)
     if unknown:
         raise ValueError(f"unknown pair contexts {sorted(unknown)}")
     pair_context = np.select([contexts == c for c in CONTEXTS], range(len(CONTEXTS)), -1)
-    _, pair_stratum = _sorted_codes(pairs["stratum_key"])
+    _, pair_stratum = encode(pairs["stratum_key"])
     endpoints = (endpoint("question_id_1"), endpoint("question_id_2"))
     codes = {
         "prompt": (prompt_ids, pair_prompt),
-        "language": _sorted_codes(pairs["language"]),
+        "language": _object_codes(pairs["language"]),
         "context": pair_context,
         "stratum": pair_stratum,
     }
     return outcomes, model_ids, endpoints, codes
 
 
-def _sorted_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values (sorted, so codes do not depend on row order) and each row's code."""
-    encoded = pc.dictionary_encode(column)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    dictionary = encoded.dictionary
-    order = pc.array_sort_indices(dictionary).to_numpy(zero_copy_only=False)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    values = np.asarray(dictionary.to_pylist(), dtype=object)[order]
-    return values, rank[encoded.indices.to_numpy(zero_copy_only=False)]
+def _object_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """`encode` (sorted distinct values, so codes do not depend on row order, and each row's
+    code), with the values as an object array that the codes can index."""
+    values, codes = encode(column)
+    return np.asarray(values, dtype=object), codes
 
 
 # -- Coupling bootstrap with the marginals recomputed in every draw -----------------------------
@@ -629,12 +701,13 @@ def coupling_bootstrap(
             estimates = list(estimate[:, e])
             units = list(n_units[:, e])
             if members.size:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    columns.append(np.nanmean(draw_values[:, members, e], axis=1))
+                macro, macro_draws, macro_units = macro_mean(
+                    estimate[members, e], draw_values[:, members, e], presence[members, e].T
+                )
+                columns.append(macro_draws)
                 labels.append(MACRO_MODEL)
-                estimates.append(estimate[members, e].mean())
-                units.append(int(presence[members, e].any(axis=0).sum()))
+                estimates.append(macro)
+                units.append(macro_units)
             lo, hi = percentile_interval(np.column_stack(columns), level)
             for k, label in enumerate(labels):
                 if not np.isfinite(estimates[k]):
@@ -652,6 +725,54 @@ def coupling_bootstrap(
                     }
                 )
     return rows
+
+
+COUPLING_INTERVALS_SCHEMA = pa.schema(
+    [
+        ("language", pa.string()),
+        ("model_id", pa.string()),
+        ("effect_kind", pa.string()),
+        ("effect", pa.string()),
+        ("estimate", pa.float64()),
+        ("ci_lo", pa.float64()),
+        ("ci_hi", pa.float64()),
+        ("n_prompts", pa.int64()),
+        ("n_draws", pa.int64()),
+        ("bootstrap_method", pa.string()),
+    ]
+)
+
+
+def coupling_intervals(
+    pairs: pa.Table,
+    records: pa.Table,
+    *,
+    draws: int,
+    seed: int,
+    method: str = "auto",
+    exact_budget: int = DEFAULT_EXACT_BUDGET,
+) -> pa.Table:
+    """int_coupling_intervals: `coupling_bootstrap` as one row per language x model (plus
+    `MACRO_MODEL`) x effect, fractions, with effect_kind (`context` or `contrast`), the prompts
+    with the effect, the draw count and the bootstrap method used. `pairs`: int_question_pairs;
+    `records`: int_question_validity (its native `outcome` is used, never the masked one)."""
+    records = records.select(["model_id", "prompt_id", "question_id", "outcome"])
+    rows = coupling_bootstrap(
+        pairs, records, draws=draws, seed=seed, method=method, exact_budget=exact_budget
+    )
+    out = {
+        "language": [r["language"] for r in rows],
+        "model_id": [r["model_id"] for r in rows],
+        "effect_kind": ["context" if r["effect"] in CONTEXTS else "contrast" for r in rows],
+        "effect": [r["effect"] for r in rows],
+        "estimate": [r["estimate"] for r in rows],
+        "ci_lo": [r["ci_lo"] for r in rows],
+        "ci_hi": [r["ci_hi"] for r in rows],
+        "n_prompts": [r["n_units"] for r in rows],
+        "n_draws": [draws] * len(rows),
+        "bootstrap_method": [r["method"] for r in rows],
+    }
+    return pa.Table.from_pydict(out, schema=COUPLING_INTERVALS_SCHEMA)
 
 
 def _affordable_method(cells: _CouplingCells, draws: int, exact_budget: int) -> str:

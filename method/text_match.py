@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from rapidfuzz.distance import Levenshtein
 from scipy.optimize import linear_sum_assignment
 
 
@@ -25,24 +26,19 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def edit_distance(a: Sequence[int], b: Sequence[int]) -> int:
-    """Levenshtein distance (unit insert, delete, substitute) between two code-unit sequences."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, unit_a in enumerate(a, start=1):
-        current = [i]
-        for j, unit_b in enumerate(b, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (unit_a != unit_b))
-            )
-        previous = current
-    return previous[-1]
+def edit_distance(a: Sequence[int], b: Sequence[int], cap: int | None = None) -> int:
+    """Levenshtein distance (unit insert, delete, substitute) between two code-unit sequences.
+
+    rapidfuzz's C++ Levenshtein takes any sequences of hashables, so UTF-16 code units go in as
+    ints. With `cap`, any distance above it comes back as cap + 1 (rapidfuzz stops early).
+    """
+    return Levenshtein.distance(a, b, weights=(1, 1, 1), score_cutoff=cap)
 
 
 def capped_distance(target: str, block: str) -> int:
     """Target-conditioned distance: never more than the target's own UTF-16 length."""
-    return min(edit_distance(utf16_units(target), utf16_units(block)), utf16_length(target))
+    cap = utf16_length(target)
+    return min(edit_distance(utf16_units(target), utf16_units(block), cap=cap), cap)
 
 
 @dataclass(frozen=True)

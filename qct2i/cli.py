@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from ingestion.paths import PROJECT_ROOT, warehouse_path
+from ingestion.paths import warehouse_path
 
 
 def _pin_warehouse() -> Path:
@@ -31,13 +31,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from dbt.cli.main import dbtRunner
+    from qct2i.dbt_runner import DbtFailed, run_dbt
 
-    _pin_warehouse()
-    result = dbtRunner().invoke(
-        ["build", "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
-    )
-    return 0 if result.success else 1
+    try:
+        run_dbt("build", _pin_warehouse(), echo=True)
+    except DbtFailed as failure:
+        print(failure, file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -60,7 +61,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             }
         }
     }
-    result = defs.get_job_def("demo").execute_in_process(run_config=run_config)
+    result = defs().resolve_job_def("demo").execute_in_process(run_config=run_config)
     if not result.success:
         return 1
     from qct2i.report import format_leaderboard

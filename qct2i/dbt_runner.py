@@ -1,5 +1,6 @@
-"""`dbt` in a child process against one warehouse file: the one home for how tests, benches and
-studies run it.
+"""`dbt` in a child process against one warehouse file: the one home for how the CLI (`qct2i
+build`), the tests, the benches and the studies run it. Dagster runs dbt through dagster-dbt's
+`DbtCliResource` instead, which streams events into its asset materialisations.
 
 A child process, not dbt's in-process runner, because dbt-duckdb keeps its DuckDB instance open in
 the process that ran it, which would block later connections to the same file.
@@ -27,20 +28,27 @@ def run_dbt(
     select: Sequence[str] = (),
     target_path: Path | None = None,
     extra: Sequence[str] = (),
+    profiles_dir: Path = PROJECT_ROOT,
+    echo: bool = False,
 ) -> subprocess.CompletedProcess:
     """Run `dbt <command>` over the project with QCT2I_WAREHOUSE = `warehouse`.
 
     `target_path` keeps dbt's state (and logs) apart from other runs on the same checkout.
+    `profiles_dir` replaces the project's profiles.yml (e.g. a one-thread DuckDB for bit-exact
+    builds). `echo` lets dbt print to this process's terminal (the CLI) instead of capturing
+    its output (tests and benches, which put the tail into the `DbtFailed` message).
     """
     argv = [str(Path(sys.executable).parent / "dbt"), command]
-    argv += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
+    argv += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(profiles_dir)]
     if target_path is not None:
         argv += ["--target-path", str(target_path), "--log-path", str(target_path)]
     if select:
         argv += ["--select", *select]
     argv += list(extra)
     env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
-    result = subprocess.run(argv, env=env, capture_output=True, text=True)
+    result = subprocess.run(argv, env=env, capture_output=not echo, text=True)
+    if result.returncode != 0 and echo:
+        raise DbtFailed(f"dbt {command} failed (exit {result.returncode}); its output is above")
     if result.returncode != 0:
         raise DbtFailed(
             f"dbt {command} failed ({' '.join(select)}):\n"

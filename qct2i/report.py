@@ -6,14 +6,15 @@ from pathlib import Path
 
 import duckdb
 
+from method.taxonomy import Taxonomy
+
 SCOPE_ORDER = ("en", "zh", "bilingual", "pooled")
 
 
 def _group_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
-    return con.sql(
-        "select group_key, any_value(group_name) from seeds.capabilities "
-        "group by group_key order by min(group_order), group_key"
-    ).fetchall()
+    """(group key, group name) in reporting order, from the taxonomy seed."""
+    taxonomy = Taxonomy.from_arrow(con.sql("select * from seeds.capabilities").fetch_arrow_table())
+    return list(zip(taxonomy.groups, taxonomy.group_names, strict=True))
 
 
 def format_leaderboard(warehouse: Path, scopes: tuple[str, ...] = ("en", "zh", "bilingual")) -> str:

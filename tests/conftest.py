@@ -1,13 +1,39 @@
-"""pytest setup shared by every test: offline hub, no dbt telemetry."""
+"""pytest setup shared by every test: offline hub, no dbt telemetry, and the worlds that several
+test files read, built once per session (each with the parameters its files used before)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
+
+
+def running_under_ci() -> bool:
+    """CI=true (or 1), as CI services set it: missing test data is then an error, not a skip."""
+    return os.environ.get("CI", "").strip().lower() in {"true", "1"}
+
+
+def require_test_data(path: Path, what: str) -> Path:
+    """`path` if it exists; else skip the test, or fail it under CI so that a CI run cannot pass
+    with the data-dependent tests silently skipped."""
+    if path.exists():
+        return path
+    message = f"{what} not found at {path}"
+    if running_under_ci():
+        pytest.fail(f"{message}; CI=true requires it (provide ../shared/data)", pytrace=False)
+    pytest.skip(f"{message} (under CI=true this fails)")
+
+
+@pytest.fixture(scope="session")
+def dsg_1k_path() -> Path:
+    """The public DSG-1k annotations under ../shared (tests/worlds/dsg.py)."""
+    from tests.worlds.dsg import DSG_1K
+
+    return require_test_data(DSG_1K, "DSG-1k annotations")
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +48,35 @@ def tiny_vl(tmp_path_factory):
     from ingestion.backends.tiny import build_tiny_qwen3_vl
 
     return build_tiny_qwen3_vl(tmp_path_factory.mktemp("tiny") / "qwen3_vl")
+
+
+@pytest.fixture(scope="session")
+def demo_bundle(tmp_path_factory):
+    """The demo world (every generator, DEMO_CONCEPTS concepts, seed 0), simulated once: its
+    `SimulationSummary` (the bundle is `.out_dir`). Tests only read it."""
+    from ingestion.simulator import DEMO_CONCEPTS, simulate
+
+    return simulate(tmp_path_factory.mktemp("demo") / "bundle", concepts=DEMO_CONCEPTS, seed=0)
+
+
+@pytest.fixture(scope="session")
+def demo_warehouse(demo_bundle) -> Path:
+    """The demo bundle imported and built with every dbt model and test, once per session."""
+    from tests.helpers import build_warehouse
+
+    return build_warehouse(demo_bundle.out_dir, demo_bundle.out_dir.parent / "demo.duckdb")
+
+
+@pytest.fixture(scope="session")
+def routing_world(tmp_path_factory) -> tuple[Path, Path]:
+    """(bundle, warehouse) of the small routing world (tests/worlds/routing.py, 300 concepts,
+    seed 7) with the routing and scoring marts built. Tests only read both."""
+    from ingestion.bundle import load_bundle
+    from tests.worlds.routing import dbt_build_routing, simulate_world
+
+    root = tmp_path_factory.mktemp("routing")
+    bundle = simulate_world(root / "bundle")
+    warehouse = root / "world.duckdb"
+    load_bundle(bundle, warehouse)
+    dbt_build_routing(warehouse)
+    return bundle, warehouse

@@ -2,9 +2,12 @@
 
 Both append to a GPU bundle folder (default <warehouse folder>/bundles/gpu, holding prompts.jsonl
 and questions.jsonl put there beforehand); `import_bundle` with that folder loads the result into
-the raw tables. See ingestion/backends/runs.py for the resumability contract.
+the raw tables, which is why they are upstream of `raw/images` and `raw/judgments` in the asset
+graph (jobs `demo` and `import_and_build` leave them out). See ingestion/backends/runs.py for the
+resumability contract, where the judge's identity is part of "already judged".
 """
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -84,7 +87,8 @@ def generated_images(
     group_name="gpu",
     partitions_def=generator_partitions,
     deps=[generated_images],
-    description="Every question of every image of one generator judged yes/no (judgments.jsonl).",
+    description="Every question of every image of one generator judged yes/no (judgments.jsonl); "
+    "a new judge (model, revision or prompt template) answers every image again.",
 )
 def judged_images(
     context: dg.AssetExecutionContext,
@@ -92,13 +96,13 @@ def judged_images(
     question_judge: QuestionJudgeResource,
 ) -> dg.MaterializeResult:
     bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
-    stats = run_adjudication(
-        question_judge.load(), bundle, context.partition_key, log=context.log.info
-    )
+    judge = question_judge.load()
+    stats = run_adjudication(judge, bundle, context.partition_key, log=context.log.info)
     questions = stats.questions
     return dg.MaterializeResult(
         metadata={
             "bundle": str(bundle),
+            **dataclasses.asdict(judge.identity),  # what "already judged" was keyed on
             "images_judged": stats.done,
             "skipped": stats.skipped,
             "questions": questions,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from dagster_defs.assets.generation import generated_images, judged_images
 from ingestion import simulator
 from ingestion.bundle import load_bundle
 from ingestion.bundle_format import TABLES
@@ -58,11 +59,21 @@ class BundleImportConfig(dg.Config):
     folder: str | None = None  # default: the simulated bundle's folder
 
 
+# The GPU path writes its bundle with these assets (dagster_defs/assets/generation.py); the
+# import loads whichever bundle the run names, so both sources are upstream of the raw tables.
+GPU_PRODUCERS = {"images": generated_images, "judgments": judged_images}
+
+
+def raw_table_deps(name: str) -> list:
+    """The simulator, and the GPU asset that writes this table's bundle file, if any."""
+    return [simulated_bundle, *([GPU_PRODUCERS[name]] if name in GPU_PRODUCERS else [])]
+
+
 @dg.multi_asset(
     specs=[
         dg.AssetSpec(
             key,
-            deps=[simulated_bundle],
+            deps=raw_table_deps(name),
             group_name="raw",
             description=f"Raw `{name}` table of the imported evidence bundle.",
         )

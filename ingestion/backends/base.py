@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 
@@ -56,10 +57,31 @@ class ImageQuestions:
     questions: tuple[tuple[str, str], ...]  # (question_id, question text), in prompt order
 
 
+def template_sha(template: str) -> str:
+    """A short SHA-256 of a prompt template (the text a judge sends, placeholders left in)."""
+    return hashlib.sha256(template.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class JudgeIdentity:
+    """What makes two judges' answers different evidence: the model, its revision and the prompt
+    it is asked with. Part of what "already judged" means (runs.run_adjudication)."""
+
+    judge_model: str
+    judge_revision: str
+    prompt_template_sha: str
+
+    @classmethod
+    def of_row(cls, row: dict) -> JudgeIdentity | None:
+        """The identity a bundle row records; None for a row that records no full identity."""
+        values = [row.get(f.name) for f in fields(cls)]
+        return cls(*values) if all(isinstance(v, str) and v for v in values) else None
+
+
 @dataclass(frozen=True)
 class Judgment:
     """A yes/no answer. `answer` None means no usable answer: `raw_text` and `reason` say why; it
-    is never recorded as "no"."""
+    is never recorded as "no". The last three fields are the judge's identity."""
 
     prompt_id: str
     model_id: str
@@ -70,6 +92,7 @@ class Judgment:
     reason: str | None
     judge_model: str
     judge_revision: str
+    prompt_template_sha: str
 
 
 @dataclass(frozen=True)
@@ -107,6 +130,8 @@ class ImageGenerator(ABC):
 
 
 class QuestionJudge(ABC):
+    identity: JudgeIdentity  # set by the backend once its model is loaded
+
     @abstractmethod
     def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:
         """Answer every question of one image, one Judgment per question, in order."""

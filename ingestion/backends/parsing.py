@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Callable
 
-from ingestion.backends.base import ImageQuestions, Judgment
+from ingestion.backends.base import ImageQuestions, JudgeIdentity, Judgment
 
 YES = ("yes", "是")
 NO = ("no", "否")
@@ -69,8 +69,7 @@ def judgment_from_text(
     question_id: str,
     raw: str,
     p_yes: Callable[[], float | None],
-    judge_model: str,
-    judge_revision: str,
+    judge: JudgeIdentity,
 ) -> Judgment:
     """One judgment row from the judge's raw answer; `p_yes` is asked only for a yes or a no."""
     answer, reason = parse_yes_no(raw)
@@ -82,6 +81,7 @@ def judgment_from_text(
         p_yes() if answer is not None else None,
         raw,
         reason,
-        judge_model,
-        judge_revision,
+        judge.judge_model,
+        judge.judge_revision,
+        judge.prompt_template_sha,
     )

@@ -8,11 +8,16 @@ tables, unchanged. Columns the contract does not know (seed, steps, guidance, re
 reason, judge_model, ...) stay in the bundle files as provenance; the import ignores them.
 Resuming: an item is done when its row is in the bundle file (and, for images, its PNG is in the
 store); done items are skipped, so a rerun draws each missing image once and never adds a row
-twice.
+twice. For judgments "done" is per judge: an image counts as judged only by rows that carry the
+current judge's identity (model, revision, prompt-template hash; base.JudgeIdentity), so a new
+judge answers every image again and every row holds one judge's answer. The import keys
+judgments by (prompt, generator, question) until it learns `judge_id` (CONTRACTS "Additions"), so a
+bundle holding two judges' answers is refused there, loudly, rather than mixed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
@@ -25,6 +30,8 @@ from ingestion.backends.base import (
     GenerationRequest,
     ImageGenerator,
     ImageQuestions,
+    JudgeIdentity,
+    Judgment,
     QuestionJudge,
 )
 from ingestion.backends.cache import cache_key
@@ -189,6 +196,20 @@ def run_generation(
     return stats
 
 
+def judged_images_of(judge: JudgeIdentity, rows: Iterable[dict]) -> set[tuple[str, str]]:
+    """(prompt_id, model_id) of the images `judge` answered; rows of other judges, and rows that
+    record no full identity (written before it was recorded), are not this judge's."""
+    return {(r["prompt_id"], r["model_id"]) for r in rows if JudgeIdentity.of_row(r) == judge}
+
+
+def judgment_row(judgment: Judgment, judge: JudgeIdentity) -> dict:
+    """The bundle row of a judgment, refused if it names another judge than the one running."""
+    row = dataclasses.asdict(judgment)
+    if JudgeIdentity.of_row(row) != judge:
+        raise ValueError(f"judgment {row} does not carry the running judge's identity {judge}")
+    return row
+
+
 def run_adjudication(
     judge: QuestionJudge,
     bundle: Path,
@@ -196,10 +217,11 @@ def run_adjudication(
     log: Log = print,
 ) -> RunStats:
     """Judge every question of every image of `model_id` in the bundle, one image per batch,
-    appending to <bundle>/judgments.jsonl; images already judged are skipped."""
+    appending to <bundle>/judgments.jsonl; images this judge (its identity) already judged are
+    skipped, another judge's rows count for nothing."""
     bundle = Path(bundle)
     rows_file = bundle / "judgments.jsonl"
-    judged = {(r["prompt_id"], r["model_id"]) for r in read_rows(rows_file)}
+    judged = judged_images_of(judge.identity, read_rows(rows_file))
     questions: dict[str, list[tuple[str, str]]] = {}
     for q in read_rows(bundle / "questions.jsonl"):
         questions.setdefault(q["prompt_id"], []).append((q["question_id"], q["text"]))
@@ -221,7 +243,7 @@ def run_adjudication(
             tuple(questions[image["prompt_id"]]),
         )
         judgments = judge.judge(item)
-        append_rows(rows_file, [j.__dict__ for j in judgments])
+        append_rows(rows_file, [judgment_row(j, judge.identity) for j in judgments])
         stats.done += 1
         n_questions += len(judgments)
         stats.seconds = time.perf_counter() - start

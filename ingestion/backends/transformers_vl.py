@@ -10,11 +10,13 @@ import torch
 
 from ingestion.backends.base import (
     ImageQuestions,
+    JudgeIdentity,
     Judgment,
     QuestionJudge,
     TextTranscriber,
     Transcription,
     TranscriptionRequest,
+    template_sha,
 )
 from ingestion.backends.cache import resolve_revision
 from ingestion.backends.diffusers_generator import pick_device
@@ -133,6 +135,11 @@ class TransformersJudge(QuestionJudge):
         self.model_name = model_name or source
         self.yes_id = self._single_token("yes")
         self.no_id = self._single_token("no")
+        # The whole prompt a question is asked with (chat template applied, {question} left in).
+        (self.prompt_template,) = self.vl.prompts([JUDGE_INSTRUCTION])
+        self.identity = JudgeIdentity(
+            self.model_name, self.vl.revision, template_sha(self.prompt_template)
+        )
 
     def _single_token(self, word: str) -> int:
         ids = self.vl.tokenizer.encode(word, add_special_tokens=False)
@@ -159,8 +166,7 @@ class TransformersJudge(QuestionJudge):
                     lambda row=row: p_yes_from_logits(
                         float(row[self.yes_id]), float(row[self.no_id])
                     ),
-                    self.model_name,
-                    self.vl.revision,
+                    self.identity,
                 )
             )
         return tuple(results)

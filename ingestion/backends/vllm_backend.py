@@ -17,10 +17,12 @@ import json
 
 from ingestion.backends.base import (
     ImageQuestions,
+    JudgeIdentity,
     Judgment,
     QuestionJudge,
     QuestionWriter,
     QuestionWriteRequest,
+    template_sha,
 )
 from ingestion.backends.cache import resolve_revision
 from ingestion.backends.parsing import NO, YES, judgment_from_text, p_yes_from_logprobs
@@ -63,6 +65,11 @@ class VllmJudge(QuestionJudge):
         self.model_name = model_name or source
         self.revision = resolve_revision(source, revision)
         self.text_only = text_only
+        # The whole prompt a question is asked with ({question}, and {image} if text-only, left in).
+        self.prompt_template = (TEXT_PREFIX if text_only else IMAGE_PREFIX) + QUESTION_SUFFIX
+        self.identity = JudgeIdentity(
+            self.model_name, self.revision, template_sha(self.prompt_template)
+        )
         self.llm = LLM(
             model=source,
             revision=revision,
@@ -121,8 +128,7 @@ class VllmJudge(QuestionJudge):
                     question_id,
                     completion.text,
                     lambda logprobs=logprobs: p_yes_from_logprobs(logprobs),
-                    self.model_name,
-                    self.revision,
+                    self.identity,
                 )
             )
         return tuple(results)

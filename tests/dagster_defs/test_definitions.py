@@ -1,61 +1,170 @@
-"""The Dagster definitions: one lineage graph, stable asset keys, and a real end-to-end run."""
+"""The Dagster definitions: one lineage graph grouped by area, stable asset keys, a lazy load, and a
+real end-to-end run with dbt vars from run config."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
+import yaml
 
+from dagster_defs.assets.dbt import DbtBuildConfig, dbt_build_args
 from dagster_defs.definitions import defs
+from dagster_defs.project import dbt_project, manifest_is_stale
+from ingestion.paths import PROJECT_ROOT
 from tests.helpers import query
 
 SNAPSHOT = Path(__file__).with_name("asset_keys.snapshot.txt")
+AREAS = {"scoring", "structure", "reliability", "routing"}
 
 
-def asset_graph():
-    return defs.resolve_asset_graph()
+@pytest.fixture(scope="module")
+def loaded() -> dg.Definitions:
+    return defs()
 
 
-def test_asset_keys_match_the_snapshot():
-    """A renamed or dropped asset shows up here as a diff (UPDATE_SNAPSHOTS=1 rewrites it)."""
-    keys = sorted(key.to_user_string() for key in asset_graph().get_all_asset_keys())
+@pytest.fixture(scope="module")
+def graph(loaded):
+    return loaded.resolve_asset_graph()
+
+
+def _groups(graph) -> dict[str, str]:
+    return {k.to_user_string(): graph.get(k).group_name for k in graph.get_all_asset_keys()}
+
+
+def test_asset_keys_and_groups_match_the_snapshot(graph):
+    """A renamed, dropped or regrouped asset shows up here as a diff (UPDATE_SNAPSHOTS=1 rewrites
+    it). One line per asset: its group, then its key, grouped by group."""
+    lines = [f"{group:<12} {key}" for key, group in sorted(_groups(graph).items(), key=_by_group)]
     if os.environ.get("UPDATE_SNAPSHOTS"):
-        SNAPSHOT.write_text("\n".join(keys) + "\n")
-    assert keys == SNAPSHOT.read_text().split()
+        SNAPSHOT.write_text("\n".join(lines) + "\n")
+    assert lines == SNAPSHOT.read_text().splitlines()
 
 
-def test_lineage_runs_simulator_to_raw_to_staging_to_marts():
-    graph = asset_graph()
+def _by_group(item: tuple[str, str]) -> tuple[str, str]:
+    key, group = item
+    return group, key
 
+
+def test_every_model_is_grouped_by_the_folder_it_lives_in(graph):
+    """Expected groups read from the model files on disk: models/<layer>/<area>/<name>.sql|py
+    belongs to <area> for intermediate and marts, to <layer> for staging."""
+    groups = _groups(graph)
+    expected = {}
+    for path in (PROJECT_ROOT / "models").rglob("*"):
+        if path.suffix not in (".sql", ".py"):
+            continue
+        layer, *folders = path.relative_to(PROJECT_ROOT / "models").parts[:-1]
+        expected[f"{layer}/{path.stem}"] = folders[0] if folders else layer
+    assert expected and {key: groups.get(key) for key in expected} == expected
+    intermediate_and_marts = {g for k, g in expected.items() if not k.startswith("staging/")}
+    assert intermediate_and_marts == AREAS  # no `marts` or `intermediate` group
+    assert groups["seeds/generators"] == "seeds" and groups["raw/judgments"] == "raw"
+
+
+def test_lineage_runs_simulator_and_gpu_assets_to_raw_to_staging_to_marts(graph):
     def parents(key: str) -> set[str]:
         node = graph.get(dg.AssetKey.from_user_string(key))
         return {k.to_user_string() for k in node.parent_keys}
 
-    assert "simulated_bundle" in parents("raw/judgments")
+    assert parents("raw/judgments") == {"simulated_bundle", "gpu/judged_images"}
+    assert parents("raw/images") == {"simulated_bundle", "gpu/generated_images"}
+    assert parents("raw/prompts") == {"simulated_bundle"}
+    assert "gpu/generated_images" in parents("gpu/judged_images")
     assert "raw/judgments" in parents("staging/stg_judgments")
     assert "staging/stg_judgments" in parents("intermediate/int_question_validity")
     assert "intermediate/int_hcq_group_views" in parents("marts/fct_hcq_leaderboard")
 
 
-def test_dbt_tests_are_asset_checks():
+def test_jobs_run_every_asset_but_the_gpu_ones(loaded, graph):
+    """The GPU lineage edges add nothing to the jobs: `demo` runs everything outside group gpu,
+    `import_and_build` the same less the simulator."""
+    not_gpu = {k for k, g in _groups(graph).items() if g != "gpu"}
+
+    def selected(job: str) -> set[str]:
+        keys = loaded.resolve_job_def(job).asset_layer.selected_asset_keys
+        return {k.to_user_string() for k in keys}
+
+    assert selected("demo") == not_gpu
+    assert selected("import_and_build") == not_gpu - {"simulated_bundle"}
+
+
+def test_dbt_tests_are_asset_checks(graph):
     checks = {
         key.name
-        for key in asset_graph().asset_check_keys
+        for key in graph.asset_check_keys
         if key.asset_key == dg.AssetKey(["marts", "fct_hcq_leaderboard"])
     }
     assert any(name.startswith("unique_fct_hcq_leaderboard") for name in checks)
 
 
-def test_demo_job_materialises_end_to_end(tmp_path, monkeypatch):
+def test_dbt_vars_from_run_config_become_one_vars_argument():
+    assert dbt_build_args(DbtBuildConfig()) == ["build"]
+    args = dbt_build_args(DbtBuildConfig(vars={"router_seed": 7, "bilingual_languages": ["en"]}))
+    assert args[:2] == ["build", "--vars"] and len(args) == 3
+    assert yaml.safe_load(args[2]) == {"router_seed": 7, "bilingual_languages": ["en"]}
+
+
+def test_importing_the_definitions_runs_no_dbt():
+    """Even under `dagster dev` (where loading re-parses), the import alone must not call dbt:
+    every way dagster-dbt runs it raises in this child process."""
+    code = (
+        "import dagster_dbt.dbt_project as p, dagster_dbt.core.resource as r\n"
+        "def refuse(*a, **k): raise SystemExit('dbt ran at import')\n"
+        "p.DagsterDbtProjectPreparer.prepare = refuse\n"
+        "r.DbtCliResource.cli = refuse\n"
+        "import dagster_defs.definitions\n"
+    )
+    env = {**os.environ, "DAGSTER_IS_DEV_CLI": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_the_manifest_is_stale_when_missing_or_older_than_a_parsed_file(tmp_path):
+    (tmp_path / "dbt_project.yml").write_text("name: x\n")
+    (tmp_path / "models").mkdir()
+    model = tmp_path / "models" / "m.sql"
+    model.write_text("select 1")
+    manifest = tmp_path / "target" / "manifest.json"
+
+    class Project:  # manifest_is_stale reads these two attributes only
+        project_dir = tmp_path
+        manifest_path = manifest
+
+    assert manifest_is_stale(Project)  # missing
+    manifest.parent.mkdir()
+    manifest.write_text("{}")
+    os.utime(model, (1_000, 1_000))
+    os.utime(tmp_path / "dbt_project.yml", (1_000, 1_000))
+    os.utime(manifest, (2_000, 2_000))
+    assert not manifest_is_stale(Project)
+    os.utime(model, (3_000, 3_000))
+    assert manifest_is_stale(Project)
+
+
+def test_the_dbt_project_is_the_repository_root():
+    assert dbt_project().manifest_path == PROJECT_ROOT / "target" / "manifest.json"
+
+
+def test_demo_job_materialises_end_to_end_with_dbt_vars_from_run_config(
+    loaded, tmp_path, monkeypatch
+):
     warehouse = tmp_path / "qct2i.duckdb"
     monkeypatch.setenv("QCT2I_WAREHOUSE", str(warehouse))
     bundle = tmp_path / "bundle"
-    result = defs.get_job_def("demo").execute_in_process(
+    draws = 37  # not a default of any draws var (dbt_project.yml)
+    result = loaded.resolve_job_def("demo").execute_in_process(
         run_config={
             "ops": {
                 "simulated_bundle": {"config": {"concepts": 24, "seed": 3, "out_dir": str(bundle)}},
                 "import_bundle": {"config": {"folder": str(bundle)}},
+                "qct2i_dbt_models": {"config": {"vars": {"structure_bootstrap_draws": draws}}},
             }
         }
     )
@@ -69,6 +178,8 @@ def test_demo_job_materialises_end_to_end(tmp_path, monkeypatch):
         "select language_scope, count(*) from marts.fct_hcq_leaderboard group by 1 order by 1",
     )
     assert scopes == [("bilingual", 13), ("en", 13), ("pooled", 13), ("zh", 13)]
+    # the run-config var reached dbt: the coupling mart reports the draws it was built with
+    assert query(warehouse, "select distinct n_draws from marts.fct_coupling") == [(draws,)]
     check_results = [
         e.event_specific_data
         for e in result.all_events

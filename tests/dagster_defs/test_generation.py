@@ -4,6 +4,7 @@ through dagster.materialize by generator partition; then a crash after k images 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import dagster as dg
@@ -148,8 +149,13 @@ def test_judge_asset_answers_every_question_of_every_image(
     assert result.success
     rows = _rows(bundle / "judgments.jsonl")
     assert len(rows) == 12  # 6 images x 2 questions
+    meta = _meta(result, "judged_images")
     for row in rows:
         assert row["judge_model"] == "tiny-qwen3-vl" and row["judge_revision"].startswith("local-")
+        assert len(row["prompt_template_sha"]) == 16
+        assert all(
+            row[k] == meta[k] for k in ("judge_model", "judge_revision", "prompt_template_sha")
+        )
         assert row["answer"] in ("yes", "no", None)
         if row["answer"] is None:
             assert row["p_yes"] is None and row["reason"] and row["raw_text"] is not None
@@ -158,3 +164,23 @@ def test_judge_asset_answers_every_question_of_every_image(
     again = _materialize(judged_images, bundle, {"question_judge": judge})
     assert _meta(again, "judged_images")["skipped"] == 6
     assert len(_rows(bundle / "judgments.jsonl")) == 12
+
+
+def test_a_judge_change_answers_every_image_again(tmp_path, generator_resource, tiny_vl):
+    """Judge A, then B (the same tiny model at another revision): B answers all 6 images; A run
+    again skips all 6; each row names one of the two."""
+    bundle = _bundle(tmp_path)
+    judge_a = QuestionJudgeResource(profile="cpu", tiny_dir=str(tiny_vl.parent))
+    judge_b = QuestionJudgeResource(profile="cpu", tiny_dir=str(tiny_vl.parent), revision="rev-b")
+    assert _materialize(generated_images, bundle, {"image_generator": generator_resource}).success
+    runs = [
+        _meta(_materialize(judged_images, bundle, {"question_judge": j}), "judged_images")
+        for j in (judge_a, judge_b, judge_a)
+    ]
+    assert [(m["images_judged"], m["skipped"]) for m in runs] == [(6, 0), (6, 0), (0, 6)]
+    assert runs[1]["judge_revision"] == "rev-b" != runs[0]["judge_revision"]
+    rows = _rows(bundle / "judgments.jsonl")
+    assert Counter(r["judge_revision"] for r in rows) == {
+        runs[0]["judge_revision"]: 12,
+        "rev-b": 12,
+    }

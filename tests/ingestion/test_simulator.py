@@ -558,10 +558,12 @@ def test_text_score_is_recovered(world_tables, world):
 
 
 @pytest.mark.slow
-def test_demo_scale_recovers_table2(tmp_path):
-    summary = simulate(tmp_path, concepts=DEMO_CONCEPTS, seed=0)
+def test_demo_scale_recovers_table2(demo_bundle):
+    """On the session's demo bundle (`demo_bundle` in tests/conftest.py: DEMO_CONCEPTS, seed 0)."""
+    summary = demo_bundle
+    assert (summary.concepts, summary.seed) == (DEMO_CONCEPTS, 0)
     assert summary.row_counts["judgments"] < 1_000_000
-    views = recompute_views(tmp_path)
+    views = recompute_views(summary.out_dir)
     table2 = paper_table2()
     planted = json.loads(summary.planted_path.read_text(encoding="utf-8"))
     worst = defaultdict(lambda: (0.0, None))

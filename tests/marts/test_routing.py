@@ -17,19 +17,15 @@ import pytest
 from ingestion.bundle import load_bundle
 from qct2i.cli import main
 from tests.helpers import query
-from tests.worlds.routing import dbt_build_routing, simulate_world
+from tests.worlds.routing import dbt_build_routing
 
 MARGIN_POINTS = 0.20  # dbt var router_non_inferiority_margin_points (its default)
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    root = tmp_path_factory.mktemp("routing")
-    bundle = simulate_world(root / "bundle")
-    warehouse = root / "world.duckdb"
-    load_bundle(bundle, warehouse)
-    dbt_build_routing(warehouse)
-    return bundle, warehouse
+def world(routing_world):
+    """(bundle, warehouse), built once per session (tests/conftest.py); read only."""
+    return routing_world
 
 
 def summary(warehouse) -> dict[str, dict[str, float]]:

@@ -8,10 +8,10 @@ import networkx as nx
 import pytest
 
 from tests.helpers import build_structure_warehouse, query
-from tests.worlds.dsg import DSG_1K, load_dsg, write_dsg_bundle
+from tests.worlds.dsg import load_dsg, write_dsg_bundle
 
 pytestmark = [
-    pytest.mark.skipif(not DSG_1K.exists(), reason=f"{DSG_1K} not available"),
+    pytest.mark.usefixtures("dsg_1k_path"),  # tests/conftest.py: a skip, or a failure under CI
     pytest.mark.slow,  # about a minute: 1,060 prompts through the structure models
 ]
 

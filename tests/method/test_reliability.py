@@ -222,6 +222,36 @@ def test_total_variance_ratio_is_at_least_one(first_prompt, other_counts):
     assert r["total_ratio"][0, 0] >= 1 - 1e-12
 
 
+def reference_alpha(available, groups=GROUPS):
+    """Eq. 4's weights from the definition (METHOD 4-5): alpha_t = 1 / (G * T_g(t)).
+
+    G counts the groups with at least one available capability, T_g(t) the available capabilities
+    in t's group; an unavailable capability weighs 0.
+    """
+    available_groups = {g for a, g in zip(available, groups, strict=True) if a}
+    alpha = []
+    for a, g in zip(available, groups, strict=True):
+        in_group = sum(1 for aa, gg in zip(available, groups, strict=True) if gg == g and aa)
+        alpha.append(1 / (len(available_groups) * in_group) if a else 0.0)
+    return alpha
+
+
+def reference_ratio(counts):
+    """Eq. 9 from the definition: mean(n) * mean(1/n) over the prompts with n > 0."""
+    contributing = [x for x in counts if x > 0]
+    if not contributing:
+        return float("nan")
+    mean_n = sum(contributing) / len(contributing)
+    mean_inverse = sum(1 / x for x in contributing) / len(contributing)
+    return mean_n * mean_inverse
+
+
+def test_reference_alpha_by_hand():
+    # Groups e (2), t (1), a (3); 't' unavailable -> 2 groups; 'a' has 2 of 3 available.
+    got = reference_alpha([True, True, False, True, False, True])
+    assert got == pytest.approx([1 / 4, 1 / 4, 0, 1 / 4, 0, 1 / 4])
+
+
 def test_robustness_matches_brute_force_on_subsamples():
     rng = np.random.default_rng(2)
     n_prompts = 40
@@ -237,9 +267,10 @@ def test_robustness_matches_brute_force_on_subsamples():
         for m in range(2):
             nn = n[chosen, m, :]
             for t in range(6):
-                assert r["ratio"][s, m, t] == pytest.approx(variance_ratio(nn[:, t]), nan_ok=True)
+                want_ratio = reference_ratio(list(nn[:, t]))
+                assert r["ratio"][s, m, t] == pytest.approx(want_ratio, nan_ok=True)
             big_n, big_p = nn.sum(axis=0), (nn > 0).sum(axis=0)
-            alpha = hcq_weights(big_n > 0, GROUPS)
+            alpha = reference_alpha(list(big_n > 0))
             vq = sum(alpha[t] ** 2 / big_n[t] for t in range(6) if big_n[t])
             vp = sum(
                 alpha[t] ** 2 * sum(1 / x for x in nn[:, t] if x) / big_p[t] ** 2

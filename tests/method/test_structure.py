@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pyarrow as pa
 import pytest
 
+from method.bootstrap import resampling_counts, rng_for
 from method.structure import (
     EFFECTS,
     MACRO_MODEL,
@@ -14,9 +17,9 @@ from method.structure import (
     coupling_bootstrap,
     coupling_influence,
     coupling_prompt_effects,
+    macro_mean,
     prompt_bootstrap,
-    resampling_counts,
-    rng_for,
+    root_controls,
 )
 
 NAN = None
@@ -112,6 +115,88 @@ def test_resampling_counts_are_multinomial_resamples():
     picks = np.random.default_rng(0).integers(0, 7, size=(50, 7))
     expected = [[list(row).count(unit) for unit in range(7)] for row in picks]
     np.testing.assert_array_equal(counts, expected)
+
+
+# First draws of the keyed streams, listed from the implementation before the simulator's copy
+# was folded into `rng_for`: the demo world and every bootstrap interval depend on them.
+KEYED_FIRST_DRAWS = {
+    (0, "world"): [0.014093857011982291, 0.765387295507119, 0.5285133951255216],
+    (20260829, "en"): [0.20402858598071894, 0.4691414029840615, 0.9105425978637308],
+    (7, "outcomes", "flux-dev", "zh"): [0.5378210792529023, 0.9965748953219985, 0.6026809660250975],
+}
+
+
+@pytest.mark.parametrize("key", list(KEYED_FIRST_DRAWS))
+def test_keyed_rng_is_a_seed_sequence_over_seed_and_key_crcs(key):
+    seed, *names = key
+    got = rng_for(seed, *names).random(3)
+    np.testing.assert_array_equal(got, KEYED_FIRST_DRAWS[key])
+    # the same stream built by hand: PCG64 seeded from SeedSequence([seed, crc32(name), ...])
+    entropy = [seed, *(zlib.crc32(name.encode("utf-8")) for name in names)]
+    by_hand = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+    np.testing.assert_array_equal(got, by_hand.random(3))
+
+
+def test_simulator_draws_from_the_library_stream():
+    import ingestion.simulator as simulator
+
+    assert simulator.rng_for is rng_for
+
+
+def test_macro_mean_averages_the_members_defined_in_each_draw():
+    estimates = np.array([0.2, 0.4])
+    draws = np.array([[0.1, 0.3], [np.nan, 0.5], [np.nan, np.nan]])
+    present = np.array([[True, False], [False, False], [False, True], [True, True]])
+    estimate, macro_draws, n_units = macro_mean(estimates, draws, present)
+    assert estimate == pytest.approx(0.3)
+    np.testing.assert_allclose(macro_draws, [0.2, 0.5, np.nan])
+    assert n_units == 3  # units 0, 2 and 3 hold a member
+
+
+def test_root_controls_by_hand():
+    """m1/en: eligible contexts (local, baseline) p1: (1, 0.5), (0, 0); p2: (1, 0.75); an
+    ineligible p3 context is left out. Every prompt's mean diff is 0.25, so every resample's
+    ratio of sums is 0.25 too and the interval collapses onto it."""
+    rows = [
+        ("p1", 1, 0.5, True),
+        ("p1", 0, 0.0, True),
+        ("p2", 1, 0.75, True),
+        ("p3", 0, 1.0, False),
+    ]
+    table = pa.Table.from_pylist(
+        [
+            {
+                "model_id": "m1",
+                "language": "en",
+                "prompt_id": prompt,
+                "local_survival": local,
+                "baseline_survival": baseline,
+                "is_eligible": eligible,
+            }
+            for prompt, local, baseline, eligible in rows
+        ],
+        schema=pa.schema(
+            [
+                ("model_id", pa.string()),
+                ("language", pa.string()),
+                ("prompt_id", pa.string()),
+                ("local_survival", pa.int32()),
+                ("baseline_survival", pa.float64()),
+                ("is_eligible", pa.bool_()),
+            ]
+        ),
+    )
+    got = root_controls(table, draws=50, seed=3).to_pylist()
+    assert len(got) == 1
+    row = got[0]
+    assert (row["model_id"], row["language"]) == ("m1", "en")
+    assert (row["n_contexts"], row["n_prompts"], row["n_draws"]) == (3, 2, 50)
+    assert row["local_survival"] == pytest.approx(100 * 2 / 3)
+    assert row["baseline_survival"] == pytest.approx(100 * 1.25 / 3)
+    # the diff is a ratio of sums over contexts: (0.5 + 0 + 0.25) / 3
+    assert row["diff"] == pytest.approx(25.0)
+    assert row["ci_lo"] == pytest.approx(25.0)
+    assert row["ci_hi"] == pytest.approx(25.0)
 
 
 def test_prompt_bootstrap_matches_a_plain_loop():

@@ -1,4 +1,10 @@
-"""Text Content statistics (METHOD 3) against hand counts and a brute-force assignment."""
+"""Text Content statistics (METHOD 3, Eq. 3) against hand counts and independent references.
+
+The references here are written from the definition and share no code with method.text_match:
+a plain dynamic-programming Levenshtein over UTF-16 code units, the cap at the target's length,
+and a brute force over every assignment. The brute-force test takes its distances from them, so a
+wrong distance in the code under test (say, substitution costing 2) fails it on its own.
+"""
 
 from itertools import permutations
 
@@ -8,15 +14,50 @@ from hypothesis import strategies as st
 
 from method.text_match import capped_distance, edit_distance, match_text, utf16_units
 
+# A BMP letter, a BMP CJK character, and two astral characters (two UTF-16 units each).
+ALPHABET = "ab福𠮷😀"
+
+
+def reference_units(text: str) -> list[int]:
+    """UTF-16 code units by the surrogate formula, not by the codec the code under test uses."""
+    units = []
+    for char in text:
+        code = ord(char)
+        if code < 0x10000:
+            units.append(code)
+        else:
+            code -= 0x10000
+            units += [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
+    return units
+
+
+def reference_levenshtein(a: list[int], b: list[int]) -> int:
+    """Textbook Wagner-Fischer table: unit-cost insert, delete and substitute."""
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        table[i][0] = i
+    for j in range(len(b) + 1):
+        table[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            substitute = table[i - 1][j - 1] + (0 if a[i - 1] == b[j - 1] else 1)
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, substitute)
+    return table[len(a)][len(b)]
+
+
+def reference_capped(target: str, block: str) -> int:
+    target_units = reference_units(target)
+    return min(reference_levenshtein(target_units, reference_units(block)), len(target_units))
+
 
 def brute_force(targets: list[str], blocks: list[str]) -> tuple[int, int]:
     """Every injective assignment of targets to blocks (or to nothing), the cheapest kept."""
-    lengths = [len(t.encode("utf-16-le")) // 2 for t in targets]
+    lengths = [len(reference_units(t)) for t in targets]
     best = sum(lengths)
     slots = list(range(len(blocks))) + [None] * len(targets)
     for chosen in permutations(slots, len(targets)):
         cost = sum(
-            lengths[i] if j is None else capped_distance(targets[i], blocks[j])
+            lengths[i] if j is None else reference_capped(targets[i], blocks[j])
             for i, j in enumerate(chosen)
         )
         best = min(best, cost)
@@ -60,8 +101,8 @@ def test_extra_blocks_cost_nothing():
 
 @settings(max_examples=150, deadline=None)
 @given(
-    targets=st.lists(st.text(alphabet="ab福𠮷", min_size=1, max_size=4), min_size=1, max_size=3),
-    blocks=st.lists(st.text(alphabet="ab福𠮷c", max_size=5), max_size=3),
+    targets=st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=4), min_size=1, max_size=3),
+    blocks=st.lists(st.text(alphabet=ALPHABET + "c", max_size=5), max_size=3),
 )
 def test_hungarian_matches_brute_force(targets, blocks):
     match = match_text(targets, blocks)
@@ -74,3 +115,33 @@ def test_hungarian_matches_brute_force(targets, blocks):
 )
 def test_edit_distance_hand_values(a, b, expected):
     assert edit_distance(utf16_units(a), utf16_units(b)) == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [("kitten", "sitting", 3), ("flaw", "lawn", 2), ("", "abc", 3), ("𠮷", "吉", 2)],
+)
+def test_reference_levenshtein_hand_values(a, b, expected):
+    """The reference itself is checked by hand, so agreement with it means something."""
+    assert reference_levenshtein(reference_units(a), reference_units(b)) == expected
+
+
+def test_reference_units_match_hand_surrogates():
+    assert reference_units("a𠮷😀") == [0x61, 0xD842, 0xDFB7, 0xD83D, 0xDE00]
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.text(alphabet=ALPHABET, max_size=8), b=st.text(alphabet=ALPHABET, max_size=8))
+def test_edit_distance_agrees_with_the_reference(a, b):
+    assert list(utf16_units(a)) == reference_units(a)
+    assert edit_distance(utf16_units(a), utf16_units(b)) == reference_levenshtein(
+        reference_units(a), reference_units(b)
+    )
+    assert capped_distance(a, b) == reference_capped(a, b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.text(max_size=6), b=st.text(max_size=6))
+def test_edit_distance_agrees_with_the_reference_on_any_text(a, b):
+    """Any code points, astral ones included (hypothesis draws them from the whole range)."""
+    assert capped_distance(a, b) == reference_capped(a, b)

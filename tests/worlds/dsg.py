@@ -1,6 +1,8 @@
 """Test-only loader: the public DSG-1k annotations as an evidence bundle (real DSG structure).
 
 Reads `../shared/data/dsg/dsg/data/dsg-1k-anns.csv` by path (never copied into the repository).
+Tests reach it through the `dsg_1k_path` fixture (tests/conftest.py): when the file is missing
+they skip, and under CI=true they fail instead.
 One prompt per `item_id` (language `en`), one question per `proposition_id` (`q<id>`, in id
 order). `dependency` lists parent proposition ids, `0` meaning "root". The file has dirty rows;
 the loader repairs them as follows and counts each repair in `DsgLoad.repairs`:

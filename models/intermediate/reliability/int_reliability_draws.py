@@ -3,35 +3,26 @@ model. Draw 0 is the observed sample (every concept once: the leaderboard's tota
 resample concepts with replacement, shared by both languages and every generator.
 
 A dbt Python model because the replicates are one matrix product of concept-count weights and
-per-concept sufficient statistics (`method.bootstrap`), not SQL re-run per draw.
+per-concept sufficient statistics (`method.bootstrap.reliability_draws`), not SQL re-run per draw.
 """
 
-import numpy as np
-import pyarrow as pa
-
-from method.bootstrap import bootstrap_totals, config_list, point_totals, stats_from_arrow
+from method.bootstrap import reliability_draws
+from method.dbt_vars import var_int, var_list
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    draws = int(dbt.config.get("draws"))
-    seed = int(dbt.config.get("seed"))
-    bilingual = config_list(dbt.config.get("bilingual_languages"))
-    stats = stats_from_arrow(
-        dbt.ref("int_prompt_sufficient_stats").to_arrow_table(),
-        dbt.ref("capabilities").to_arrow_table(),
-        dbt.ref("int_capability_scores").to_arrow_table(),
+    draws = var_int(dbt.config.get("draws"))
+    seed = var_int(dbt.config.get("seed"))
+    bilingual = var_list(dbt.config.get("bilingual_languages"))
+    stats = dbt.ref("int_prompt_sufficient_stats").to_arrow_table()
+    capabilities = dbt.ref("capabilities").to_arrow_table()
+    capability_scores = dbt.ref("int_capability_scores").to_arrow_table()
+    return reliability_draws(
+        stats,
+        capabilities,
+        capability_scores,
+        draws=draws,
+        seed=seed,
         bilingual_languages=bilingual,
-    )
-    totals = np.concatenate(
-        [point_totals(stats)[None], bootstrap_totals(stats, draws, seed)]
-    )  # [1 + draws, models, scopes]
-    draw_index, model_index, scope_index = np.indices(totals.shape).reshape(3, -1)
-    return pa.table(
-        {
-            "draw_index": pa.array(draw_index, pa.int32()),
-            "language_scope": pa.array(np.array(stats.scopes)[scope_index], pa.string()),
-            "model_id": pa.array(np.array(stats.model_ids)[model_index], pa.string()),
-            "hcq_total_frac": pa.array(totals.ravel(), pa.float64(), mask=np.isnan(totals.ravel())),
-        }
     )

@@ -34,7 +34,7 @@ final as (
             avg({{ language }}_frac) as {{ language }}_frac,
         {% endfor %}
         -- fixed 50/50 mean, defined only where both languages have a figure
-        avg(({{ bilingual[0] }}_frac + {{ bilingual[1] }}_frac) / 2)
+        avg({{ bilingual_mean(bilingual[0] ~ '_frac', bilingual[1] ~ '_frac') }})
             as bilingual_frac,
         avg(gpu_s_per_mp) as gpu_s_per_mp
     from per_draw

@@ -1,10 +1,10 @@
 -- Request-level sufficient statistics: per model x request x capability the numerator and
--- denominator of the capability score, so that any set of requests (reference folds, a routed
--- virtual generator, a bootstrap draw) scores by summing rows. Eq. 2: valid yes / valid
--- questions. Eq. 3 (the transcription capability, when the bundle has transcriptions):
--- (L - D) / L of the request's image, 0 / 0 where its transcription is unavailable or absent.
--- One row for every capability the request carries (its active capabilities). The counts
--- themselves come from `int_prompt_sufficient_stats`, their one home.
+-- denominator of the capability score (macro `capability_score`), so that any set of requests
+-- (reference folds, a routed virtual generator, a bootstrap draw) scores by summing rows. Eq. 2:
+-- valid yes / valid questions. Eq. 3 (the transcription capability, when the bundle has
+-- transcriptions): (L - D) / L of the request's image, 0 / 0 where its transcription is
+-- unavailable or absent. One row for every capability the request carries (its active
+-- capabilities). The encoding has one home, `int_prompt_sufficient_stats`.
 with
 
 capabilities as (
@@ -29,15 +29,8 @@ final as (
         prompt_stats.capability,
         capabilities.group_key,
         capabilities.score_source,
-        case
-            when capabilities.score_source = 'transcription'
-                then prompt_stats.text_length_utf16 - prompt_stats.text_distance_utf16
-            else prompt_stats.n_valid_yes
-        end::double as score_num,
-        case
-            when capabilities.score_source = 'transcription' then prompt_stats.text_length_utf16
-            else prompt_stats.n_valid
-        end::double as score_den
+        prompt_stats.score_num::double as score_num,
+        prompt_stats.score_den::double as score_den
     from prompt_stats
     inner join requests on prompt_stats.prompt_id = requests.prompt_id
     inner join capabilities on prompt_stats.capability = capabilities.capability

@@ -56,8 +56,8 @@ routed_scores as (
         draw,
         language,
         group_key,
-        -- Eq. 2 / Eq. 3 from the sums, as in int_capability_scores
-        case when score_den > 0 then greatest(0.0, score_num / score_den) end as score_frac
+        -- Eq. 2 / Eq. 3 from the sums; Eq. 3 as (L - D) / L, the router's rounding
+        {{ capability_score('score_num', 'score_den') }} as score_frac
     from routed_sums
 ),
 

@@ -4,12 +4,13 @@ from `router_seed`; the router's quality is the expectation over the draws."""
 import numpy as np
 import pyarrow as pa
 
+from method.dbt_vars import var_int
 from method.routing import UNIFORM_DRAWS, uniform_draws
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    seed = int(dbt.config.get("router_seed"))
+    seed = var_int(dbt.config.get("router_seed"))
     requests = dbt.ref("int_router_requests")
     evidence = dbt.ref("int_router_request_evidence")
     prompts = sorted(requests.to_arrow_table()["prompt_id"].to_pylist())

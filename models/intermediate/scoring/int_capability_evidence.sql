@@ -17,7 +17,9 @@ final as (
         sum(n_valid_yes)::bigint as n_valid_yes,
         sum(n_text_images)::bigint as n_text_images,
         sum(text_distance_utf16)::bigint as text_distance_utf16,
-        sum(text_length_utf16)::bigint as text_length_utf16
+        sum(text_length_utf16)::bigint as text_length_utf16,
+        sum(score_num)::bigint as score_num,
+        sum(score_den)::bigint as score_den
     from prompt_stats
     group by model_id, language, capability
 )

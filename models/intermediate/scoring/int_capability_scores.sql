@@ -33,10 +33,9 @@ scope_sums as (
         evidence.capability,
         sum(evidence.n_questions)::bigint as n_questions,
         sum(evidence.n_valid)::bigint as n_valid,
-        sum(evidence.n_valid_yes)::bigint as n_valid_yes,
         sum(evidence.n_text_images)::bigint as n_text_images,
-        sum(evidence.text_distance_utf16)::bigint as text_distance_utf16,
-        sum(evidence.text_length_utf16)::bigint as text_length_utf16
+        sum(evidence.score_num)::bigint as score_num,
+        sum(evidence.score_den)::bigint as score_den
     from evidence
     inner join language_scopes on evidence.language = language_scopes.language
     group by evidence.model_id, language_scopes.language_scope, evidence.capability
@@ -67,25 +66,15 @@ final as (
         grid.score_source,
         coalesce(scope_sums.n_questions, 0) as n_questions,
         coalesce(scope_sums.n_valid, 0) as n_valid,
-        coalesce(scope_sums.n_valid_yes, 0) as n_valid_yes,
         coalesce(scope_sums.n_text_images, 0) as n_text_images,
-        coalesce(scope_sums.text_distance_utf16, 0) as text_distance_utf16,
-        coalesce(scope_sums.text_length_utf16, 0) as text_length_utf16,
-        case
-            when grid.score_source = 'transcription'
-                then
-                    -- Eq. 3: micro-averaged over every target character of the ok images.
-                    -- (DuckDB's greatest() skips NULLs, hence the explicit guard.)
-                    case
-                        when scope_sums.text_length_utf16 > 0
-                            then greatest(
-                                0.0,
-                                1.0 - scope_sums.text_distance_utf16 / scope_sums.text_length_utf16
-                            )
-                    end
-            -- Eq. 2: mean outcome over the valid questions.
-            else scope_sums.n_valid_yes / nullif(scope_sums.n_valid, 0)
-        end as score_frac
+        coalesce(scope_sums.score_num, 0) as score_num,
+        coalesce(scope_sums.score_den, 0) as score_den,
+        -- Eq. 2 (mean outcome over the valid questions) or Eq. 3 (micro-averaged over every
+        -- target character of the ok images), evaluated as 1 - D / L like METHOD 3 writes it.
+        {{ capability_score(
+            'scope_sums.score_num', 'scope_sums.score_den',
+            one_minus_distance="grid.score_source = 'transcription'"
+        ) }} as score_frac
     from grid
     left join scope_sums
         on

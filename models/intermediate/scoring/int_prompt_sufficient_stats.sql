@@ -2,8 +2,14 @@
 -- resample and re-weight: valid counts (Eq. 2), unmasked counts (METHOD 6: every question
 -- counted, a missing judgment as 0) and the transcription sums of Eq. 3. Summed over a
 -- language's prompts they give `int_capability_evidence`; summed per concept they feed the
--- paired bootstrap (METHOD 11); per prompt they give the n_pt of Eq. 9.
+-- paired bootstrap (METHOD 11); per prompt they give the n_pt of Eq. 9. `score_num` /
+-- `score_den` are the one encoding of a capability score's evidence (macro `capability_score`):
+-- valid yes / valid (Eq. 2), or L - D / L for the capability scored from transcriptions (Eq. 3).
 with
+
+score_sources as (
+    select * from {{ ref('int_capability_score_sources') }}
+),
 
 capabilities as (
     select * from {{ ref('capabilities') }}
@@ -92,9 +98,19 @@ final as (
         combined.n_valid_yes,
         combined.n_text_images,
         combined.text_distance_utf16,
-        combined.text_length_utf16
+        combined.text_length_utf16,
+        case
+            when score_sources.score_source = 'transcription'
+                then combined.text_length_utf16 - combined.text_distance_utf16
+            else combined.n_valid_yes
+        end::bigint as score_num,
+        case
+            when score_sources.score_source = 'transcription' then combined.text_length_utf16
+            else combined.n_valid
+        end::bigint as score_den
     from combined
     inner join prompts on combined.prompt_id = prompts.prompt_id
+    left join score_sources on combined.capability = score_sources.capability
 )
 
 select * from final

@@ -3,6 +3,8 @@
 -- points. Routers: q_profile_q, q_profile_c, uniform_random (expectation over its draws),
 -- oracle (upper bound) and fixed:<model_id> for every generator.
 {% set bilingual = var('bilingual_languages') %}
+-- The language columns follow the var; the contract lists the default ones (_routing.yml).
+{{ config(contract={'enforced': var('enforce_generated_column_contracts', true)}) }}
 
 with
 

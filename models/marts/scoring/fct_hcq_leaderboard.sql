@@ -1,6 +1,9 @@
 -- The HCQ leaderboard (Eq. 4): per model and language scope the total and one column per
 -- reporting group of the taxonomy seed, in points. `bilingual` is the fixed 50/50 mean of the
--- two languages named by the `bilingual_languages` var (METHOD 4).
+-- two languages named by the `bilingual_languages` var (METHOD 4). The group columns come from
+-- the seed at compile time; the contract in _scoring.yml lists the default taxonomy's, so a build
+-- with another taxonomy sets `--vars '{enforce_generated_column_contracts: false}'`.
+{{ config(contract={'enforced': var('enforce_generated_column_contracts', true)}) }}
 {% set group_keys = capability_group_keys(ref('capabilities')) %}
 {% set bilingual = var('bilingual_languages') %}
 
@@ -55,20 +58,23 @@ scope_rows as (
 -- Defined only where both languages have a figure: a fixed 50/50 mean, never a re-weighting.
 bilingual_rows as (
     select
-        model_id,
+        first_language.model_id,
         'bilingual' as language_scope,
-        bool_and(text_from_ocr) as text_from_ocr,
+        first_language.text_from_ocr and second_language.text_from_ocr as text_from_ocr,
         {% for group_key in group_keys %}
-            case
-                when count({{ group_key }}_frac) = 2 then avg({{ group_key }}_frac)
-            end as {{ group_key }}_frac,
+            {{ bilingual_mean(
+                'first_language.' ~ group_key ~ '_frac', 'second_language.' ~ group_key ~ '_frac'
+            ) }} as {{ group_key }}_frac,
         {% endfor %}
-        case when count(hcq_total_frac) = 2 then avg(hcq_total_frac) end as hcq_total_frac,
-        min(n_capabilities) as n_capabilities
-    from scope_rows
-    where language_scope in ('{{ bilingual | join("', '") }}')
-    group by model_id
-    having count(*) = 2
+        {{ bilingual_mean('first_language.hcq_total_frac', 'second_language.hcq_total_frac') }}
+            as hcq_total_frac,
+        least(first_language.n_capabilities, second_language.n_capabilities) as n_capabilities
+    from scope_rows as first_language
+    inner join scope_rows as second_language
+        on
+            first_language.model_id = second_language.model_id
+            and first_language.language_scope = '{{ bilingual[0] }}'
+            and second_language.language_scope = '{{ bilingual[1] }}'
 ),
 
 bilingual_with_groups as (

@@ -1,0 +1,13 @@
+"""Cross-prompt root controls (Eq. 6, METHOD 8, Figure 2 right) per model x language, in points,
+with a 95% prompt-bootstrap interval of the difference (`method.structure.root_controls`: one
+numpy matrix product for all draws). fct_root_controls presents it."""
+
+from method.structure import root_controls
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    draws = int(dbt.config.get("bootstrap_draws"))
+    seed = int(dbt.config.get("bootstrap_seed"))
+    contexts = dbt.ref("int_root_contexts").to_arrow_table()
+    return root_controls(contexts, draws=draws, seed=seed)

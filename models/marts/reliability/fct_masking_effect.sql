@@ -1,0 +1,23 @@
+-- The effect of dependency masking (METHOD 6) per model x scope, in points: both totals and
+-- ranks come from int_masking_effect (`method.bootstrap.masking_effect`).
+with
+
+masking_effect as (
+    select * from {{ ref('int_masking_effect') }}
+),
+
+final as (
+    select
+        model_id,
+        language_scope,
+        hcq_masked,
+        hcq_unmasked,
+        rank_masked,
+        rank_unmasked,
+        rank_shift,
+        has_moved,
+        spearman_rho
+    from masking_effect
+)
+
+select * from final
