@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test test-fast test-vllm lint format bench validate dev clean
+.PHONY: demo test test-fast test-vllm lint format bench validate fingerprints dev clean
 
 # `make demo` needs the project only; tests add the linters and the CPU ML stack (tiny models).
 $(CORE): pyproject.toml
@@ -66,6 +66,11 @@ bench: $(DEV)
 validate: $(DEV)
 	$(BIN)/python -m bench.coverage_study
 	$(BIN)/python -m bench.coupling_coverage
+
+# Fingerprint every mart of the demo and hand worlds (bench/mart_hashes.json); compare two with
+# `python -m bench.mart_hashes --compare A B` to prove a refactor moved no number.
+fingerprints: $(DEV)
+	$(BIN)/python -m bench.mart_hashes
 
 dev: $(DEV)
 	mkdir -p $(DAGSTER_HOME)

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy.stats import spearmanr
 
 from method.hcq import hcq_total
 from method.scores import bilingual_mean, capability_score
@@ -478,6 +477,10 @@ def masking_effect(
     competition rank under each among the models with both totals, the shift (unmasked -
     masked), whether it moved, and the scope's Spearman correlation of the two totals (more
     than two models needed). Inputs as `stats_from_arrow`."""
+    # scipy.stats takes 0.5 s to import; only this function needs it, and `qct2i route` imports
+    # this module (through method.routing), so it is imported here
+    from scipy.stats import spearmanr
+
     inputs = (stats_table, capabilities_table, capability_scores_table)
     masked = stats_from_arrow(*inputs, masked=True, bilingual_languages=bilingual_languages)
     unmasked = stats_from_arrow(*inputs, masked=False, bilingual_languages=bilingual_languages)
