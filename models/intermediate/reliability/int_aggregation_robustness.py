@@ -3,11 +3,12 @@
 fct_aggregation_robustness presents it."""
 
 from method.aggregation_robustness import robustness_table
+from method.dbt_vars import var_int
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    seed = int(dbt.config.get("seed"))
+    seed = var_int(dbt.config.get("seed"))
     stats = dbt.ref("int_prompt_sufficient_stats").to_arrow_table()
     capabilities = dbt.ref("capabilities").to_arrow_table()
     return robustness_table(stats, capabilities, seed)

@@ -16,8 +16,8 @@ from method.structure import coupling_intervals
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    draws = int(dbt.config.get("bootstrap_draws"))
-    seed = int(dbt.config.get("bootstrap_seed"))
+    draws = var_int(dbt.config.get("bootstrap_draws"))
+    seed = var_int(dbt.config.get("bootstrap_seed"))
     method = dbt.config.get("coupling_bootstrap")
     exact_budget = var_int(dbt.config.get("coupling_exact_budget"))  # "3e8" works too
     pairs = dbt.ref("int_question_pairs").to_arrow_table()
