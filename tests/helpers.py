@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import tempfile
+from itertools import permutations
 from pathlib import Path
 
 import duckdb
@@ -58,3 +59,53 @@ def build_structure_warehouse(
     # tests that also read marts outside the selection (singular tests) stay out
     extra = ("--indirect-selection", "cautious", *extra)
     return build_warehouse(bundle, warehouse, STRUCTURE_SELECTOR, extra, command)
+
+
+# Independent references for Eq. 3, written from the definition (METHOD 3), sharing no code with
+# method.text_match: the text-match tests and the router replay compare against them.
+
+
+def reference_units(text: str) -> list[int]:
+    """UTF-16 code units by the surrogate formula, not by the codec the code under test uses."""
+    units = []
+    for char in text:
+        code = ord(char)
+        if code < 0x10000:
+            units.append(code)
+        else:
+            code -= 0x10000
+            units += [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
+    return units
+
+
+def reference_levenshtein(a: list[int], b: list[int]) -> int:
+    """Textbook Wagner-Fischer table: unit-cost insert, delete and substitute."""
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        table[i][0] = i
+    for j in range(len(b) + 1):
+        table[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            substitute = table[i - 1][j - 1] + (0 if a[i - 1] == b[j - 1] else 1)
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, substitute)
+    return table[len(a)][len(b)]
+
+
+def reference_capped(target: str, block: str) -> int:
+    target_units = reference_units(target)
+    return min(reference_levenshtein(target_units, reference_units(block)), len(target_units))
+
+
+def reference_text_match(targets: list[str], blocks: list[str]) -> tuple[int, int]:
+    """Every injective assignment of targets to blocks (or to nothing), the cheapest kept."""
+    lengths = [len(reference_units(t)) for t in targets]
+    best = sum(lengths)
+    slots = list(range(len(blocks))) + [None] * len(targets)
+    for chosen in permutations(slots, len(targets)):
+        cost = sum(
+            lengths[i] if j is None else reference_capped(targets[i], blocks[j])
+            for i, j in enumerate(chosen)
+        )
+        best = min(best, cost)
+    return best, sum(lengths)

@@ -3,7 +3,7 @@
 Written from METHOD 12 and the README's "Cost-aware routing", sharing no code with
 `method.routing` or the routing models: the request-level evidence is rebuilt in plain Python
 from `marts.fct_question_records` (Eq. 2) and the bundle's transcriptions (Eq. 3, through the
-reference Levenshtein and brute-force assignment of tests/method/test_text_match.py); the folds
+reference Levenshtein and brute-force assignment of tests/helpers.py); the folds
 are the ones `marts.fct_router_decisions` reports.
 
 - Decisions: every request's out-of-fold Q-Profile prediction for every generator, recomputed from
@@ -26,8 +26,7 @@ import pytest
 import yaml
 
 from ingestion.paths import PROJECT_ROOT
-from tests.helpers import query
-from tests.method.test_text_match import brute_force as reference_text_match
+from tests.helpers import query, reference_text_match
 
 GRID = [round(0.005 * i, 3) for i in range(21)]  # METHOD 12: eps from 0 to 0.10 in 0.005 steps
 TIE = 1e-12  # predictions equal up to float rounding count as tied

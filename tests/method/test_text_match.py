@@ -1,67 +1,26 @@
 """Text Content statistics (METHOD 3, Eq. 3) against hand counts and independent references.
 
-The references here are written from the definition and share no code with method.text_match:
+The references (tests/helpers.py) are written from the definition and share no code with
+method.text_match:
 a plain dynamic-programming Levenshtein over UTF-16 code units, the cap at the target's length,
 and a brute force over every assignment. The brute-force test takes its distances from them, so a
 wrong distance in the code under test (say, substitution costing 2) fails it on its own.
 """
-
-from itertools import permutations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from method.text_match import capped_distance, edit_distance, match_text, utf16_units
+from tests.helpers import (
+    reference_capped,
+    reference_levenshtein,
+    reference_text_match,
+    reference_units,
+)
 
 # A BMP letter, a BMP CJK character, and two astral characters (two UTF-16 units each).
 ALPHABET = "ab福𠮷😀"
-
-
-def reference_units(text: str) -> list[int]:
-    """UTF-16 code units by the surrogate formula, not by the codec the code under test uses."""
-    units = []
-    for char in text:
-        code = ord(char)
-        if code < 0x10000:
-            units.append(code)
-        else:
-            code -= 0x10000
-            units += [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
-    return units
-
-
-def reference_levenshtein(a: list[int], b: list[int]) -> int:
-    """Textbook Wagner-Fischer table: unit-cost insert, delete and substitute."""
-    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
-    for i in range(len(a) + 1):
-        table[i][0] = i
-    for j in range(len(b) + 1):
-        table[0][j] = j
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            substitute = table[i - 1][j - 1] + (0 if a[i - 1] == b[j - 1] else 1)
-            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, substitute)
-    return table[len(a)][len(b)]
-
-
-def reference_capped(target: str, block: str) -> int:
-    target_units = reference_units(target)
-    return min(reference_levenshtein(target_units, reference_units(block)), len(target_units))
-
-
-def brute_force(targets: list[str], blocks: list[str]) -> tuple[int, int]:
-    """Every injective assignment of targets to blocks (or to nothing), the cheapest kept."""
-    lengths = [len(reference_units(t)) for t in targets]
-    best = sum(lengths)
-    slots = list(range(len(blocks))) + [None] * len(targets)
-    for chosen in permutations(slots, len(targets)):
-        cost = sum(
-            lengths[i] if j is None else reference_capped(targets[i], blocks[j])
-            for i, j in enumerate(chosen)
-        )
-        best = min(best, cost)
-    return best, sum(lengths)
 
 
 def test_non_bmp_character_counts_two_units():
@@ -106,7 +65,9 @@ def test_extra_blocks_cost_nothing():
 )
 def test_hungarian_matches_brute_force(targets, blocks):
     match = match_text(targets, blocks)
-    assert (match.distance_utf16, match.target_length_utf16) == brute_force(targets, blocks)
+    assert (match.distance_utf16, match.target_length_utf16) == reference_text_match(
+        targets, blocks
+    )
 
 
 @pytest.mark.parametrize(
