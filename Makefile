@@ -74,6 +74,7 @@ fingerprints: $(DEV)
 
 dev: $(DEV)
 	mkdir -p $(DAGSTER_HOME)
+	cp -n dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev
 
 clean:

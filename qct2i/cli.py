@@ -19,32 +19,72 @@ def _pin_warehouse() -> Path:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """Load a bundle into the working copy; readers see it once `qct2i build` publishes."""
     from ingestion.bundle import BundleError, load_bundle
+    from ingestion.warehouse import Warehouse, WarehouseBusy, prepare_working_copy, writer_lock
 
+    warehouse = Warehouse(_pin_warehouse())
     try:
-        counts = load_bundle(Path(args.folder), _pin_warehouse())
-    except BundleError as error:
+        with writer_lock(warehouse, f"qct2i import {args.folder}", args.wait):
+            counts = load_bundle(Path(args.folder), prepare_working_copy(warehouse))
+    except (BundleError, WarehouseBusy) as error:
         print(error, file=sys.stderr)
         return 2
     print("imported " + ", ".join(f"{name}={n}" for name, n in counts.items()))
+    print(f"into the working copy {warehouse.working}; `qct2i build` publishes it")
     return 0
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    """`dbt build` on the working copy; publish it only if every model and test passed."""
+    from ingestion.warehouse import (
+        PublishRefused,
+        Warehouse,
+        WarehouseBusy,
+        prepare_working_copy,
+        publish,
+        writer_lock,
+    )
     from qct2i.dbt_runner import DbtFailed, run_dbt
 
+    warehouse = Warehouse(_pin_warehouse())
     try:
-        run_dbt("build", _pin_warehouse(), echo=True)
-    except DbtFailed as failure:
-        print(failure, file=sys.stderr)
+        with writer_lock(warehouse, "qct2i build", args.wait):
+            run_dbt("build", prepare_working_copy(warehouse), echo=True)
+            stamp = publish(warehouse)
+    except WarehouseBusy as busy:
+        print(busy, file=sys.stderr)
+        return 2
+    except (DbtFailed, PublishRefused) as failure:
+        print(
+            f"{failure}\nNot published: {warehouse.published} is unchanged; the failed build "
+            f"stays in {warehouse.working} for inspection, and the next build starts from it.",
+            file=sys.stderr,
+        )
         return 1
+    print(f"published {warehouse.published} (build {stamp['build_id']})")
     return 0
+
+
+def _published_warehouse() -> Path | None:
+    """The published warehouse readers open, or None (with a message) when nothing is published."""
+    path = _pin_warehouse()
+    if path.exists():
+        return path
+    print(
+        f"{path}: no published warehouse yet; run `qct2i import DIR`, then `qct2i build`",
+        file=sys.stderr,
+    )
+    return None
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from qct2i.report import format_leaderboard
 
-    print(format_leaderboard(_pin_warehouse(), tuple(args.scopes)))
+    warehouse = _published_warehouse()
+    if warehouse is None:
+        return 2
+    print(format_leaderboard(warehouse, tuple(args.scopes)))
     return 0
 
 
@@ -82,7 +122,10 @@ def cmd_route(args: argparse.Namespace) -> int:
     except BundleError as error:
         print(error, file=sys.stderr)
         return 2
-    profiles, live_eps = load_live_profiles(_pin_warehouse())
+    warehouse = _published_warehouse()
+    if warehouse is None:
+        return 2
+    profiles, live_eps = load_live_profiles(warehouse)
     result = route_requests(questions, profiles, args.language, args.eps, live_eps)
     print(
         json.dumps(result.as_json(), ensure_ascii=False, indent=1)
@@ -107,9 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     imp = commands.add_parser("import", help="validate a bundle and load it into the raw tables")
     imp.add_argument("folder")
+    _add_wait(imp)
     imp.set_defaults(func=cmd_import)
 
-    build = commands.add_parser("build", help="dbt build: every model and test")
+    build = commands.add_parser(
+        "build", help="dbt build on the working copy; publish it if every test passed"
+    )
+    _add_wait(build)
     build.set_defaults(func=cmd_build)
 
     board = commands.add_parser("leaderboard", help="print the HCQ leaderboard")
@@ -123,6 +170,19 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--json", action="store_true", help="print JSON instead of a table")
     route.set_defaults(func=cmd_route)
     return parser
+
+
+def _add_wait(command: argparse.ArgumentParser) -> None:
+    from ingestion.warehouse import writer_wait_s
+
+    command.add_argument(
+        "--wait",
+        type=float,
+        default=writer_wait_s(),
+        metavar="SECONDS",
+        help="wait this long for another import or build to finish (default: "
+        "$QCT2I_WRITER_WAIT_S, else 0: fail at once, naming the other writer)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

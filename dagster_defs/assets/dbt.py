@@ -5,13 +5,30 @@ area's group (scoring, structure, reliability, routing), so the graph shows the 
 rather than one `marts` box; staging and seeds keep their layer's name.
 """
 
+import contextlib
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 from pydantic import Field
+
+from ingestion.paths import warehouse_path
+from ingestion.warehouse import (
+    Warehouse,
+    prepare_working_copy,
+    publish,
+    writer_lock,
+    writer_wait_s,
+)
+
+# Every asset that writes the warehouse (the import and the dbt build) runs in this pool; give it
+# a limit of 1 (dagster.yaml in the repository root, copied to $DAGSTER_HOME by `make dev`) so
+# Dagster queues its writers instead of letting the writer lock refuse the second.
+WAREHOUSE_WRITER_POOL = "warehouse_writer"
 
 AREA_LAYERS = ("intermediate", "marts")  # layers whose sub-folders name an area
 
@@ -42,17 +59,43 @@ def dbt_build_args(config: DbtBuildConfig) -> list[str]:
     return ["build", "--vars", json.dumps(config.vars)] if config.vars else ["build"]
 
 
+@contextlib.contextmanager
+def dbt_writes_to(working: Path) -> Iterator[None]:
+    """Point dbt's profile (`QCT2I_WAREHOUSE`) at the working copy for the block.
+
+    DbtCliResource passes this process's environment to dbt and takes no other, so the variable is
+    set here and restored after; each Dagster step runs in its own process, or in order in one."""
+    published = os.environ.get("QCT2I_WAREHOUSE")
+    os.environ["QCT2I_WAREHOUSE"] = str(working)
+    try:
+        yield
+    finally:
+        if published is None:
+            os.environ.pop("QCT2I_WAREHOUSE", None)
+        else:
+            os.environ["QCT2I_WAREHOUSE"] = published
+
+
 def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
-    """The dbt assets of a prepared project (reads its manifest: call at definitions load)."""
+    """The dbt assets of a prepared project (reads its manifest: call at definitions load).
+
+    `dbt build` runs on the working copy under the writer lock and publishes it only when every
+    model and test passed (dagster-dbt raises at the end of the stream otherwise)."""
 
     @dbt_assets(
         manifest=project.manifest_path,
         project=project,
         dagster_dbt_translator=AreaTranslator(),
+        pool=WAREHOUSE_WRITER_POOL,
     )
     def qct2i_dbt_models(
         context: dg.AssetExecutionContext, dbt: DbtCliResource, config: DbtBuildConfig
     ):
-        yield from dbt.cli(dbt_build_args(config), context=context).stream()
+        warehouse = Warehouse(warehouse_path())
+        with writer_lock(warehouse, f"dagster run {context.run_id}", writer_wait_s()):
+            with dbt_writes_to(prepare_working_copy(warehouse)):
+                yield from dbt.cli(dbt_build_args(config), context=context).stream()
+            stamp = publish(warehouse)
+        context.log.info(f"published {warehouse.published} (build {stamp['build_id']})")
 
     return qct2i_dbt_models

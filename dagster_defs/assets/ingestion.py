@@ -1,18 +1,21 @@
 """Evidence in: the simulator and the bundle import, feeding the raw tables that dbt reads.
 
 Each asset opens DuckDB, writes and closes inside `ingestion`, so no connection is held while dbt
-runs (DuckDB allows one writer process per file).
+runs (DuckDB allows one writer process per file). The import writes the working copy under the
+writer lock (`ingestion.warehouse`); readers see it when the dbt assets publish.
 """
 
 from pathlib import Path
 
 import dagster as dg
 
+from dagster_defs.assets.dbt import WAREHOUSE_WRITER_POOL
 from dagster_defs.assets.generation import generated_images, judged_images
 from ingestion import simulator
 from ingestion.bundle import load_bundle
 from ingestion.bundle_format import TABLES
 from ingestion.paths import warehouse_path
+from ingestion.warehouse import Warehouse, prepare_working_copy, writer_lock, writer_wait_s
 
 RAW_TABLE_KEYS = {name: dg.AssetKey(["raw", name]) for name in TABLES}
 
@@ -80,11 +83,15 @@ def raw_table_deps(name: str) -> list:
         for name, key in RAW_TABLE_KEYS.items()
     ],
     name="import_bundle",
+    pool=WAREHOUSE_WRITER_POOL,
 )
 def import_bundle(context: dg.AssetExecutionContext, config: BundleImportConfig):
-    """Validate a bundle; replace the raw tables in one transaction (refusal writes nothing)."""
+    """Validate a bundle; replace the working copy's raw tables in one transaction (refusal
+    writes nothing); the dbt assets publish the working copy once every test passed."""
     folder = Path(config.folder) if config.folder else default_simulated_bundle_dir()
-    row_counts = load_bundle(folder, warehouse_path())
+    warehouse = Warehouse(warehouse_path())
+    with writer_lock(warehouse, f"dagster run {context.run_id}", writer_wait_s()):
+        row_counts = load_bundle(folder, prepare_working_copy(warehouse))
     context.log.info(f"imported {folder}: {row_counts}")
     for name, key in RAW_TABLE_KEYS.items():
         yield dg.MaterializeResult(

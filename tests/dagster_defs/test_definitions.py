@@ -186,3 +186,12 @@ def test_demo_job_materialises_end_to_end_with_dbt_vars_from_run_config(
         if e.event_type_value == "ASSET_CHECK_EVALUATION"
     ]
     assert check_results and all(c.passed for c in check_results)
+    # the run wrote the working copy and published it whole: a stamp, no working copy left,
+    # and the writer pool on both writing assets
+    assert len(query(warehouse, "select build_id from main.build_id")) == 1
+    assert not (tmp_path / "qct2i.working.duckdb").exists()
+    pools = {
+        node.name: node.definition.pool
+        for node in loaded.resolve_job_def("demo").graph.node_dict.values()
+    }
+    assert pools["import_bundle"] == pools["qct2i_dbt_models"] == "warehouse_writer"
