@@ -22,6 +22,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -57,6 +58,16 @@ class Warehouse:
     @property
     def lock(self) -> Path:
         return self.published.with_name(f"{self.published.name}.lock")
+
+
+CRASH_POINT_ENV = "QCT2I_CRASH_AT"  # fault injection for the crash-safety tests
+
+
+def crash_point(name: str) -> None:
+    """Kill this process (SIGKILL, as kill -9 would) if `QCT2I_CRASH_AT` names this point: the
+    crash-safety tests stop a writer exactly between the steps of a publish."""
+    if os.environ.get(CRASH_POINT_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def writer_wait_s() -> float:
@@ -129,6 +140,7 @@ def prepare_working_copy(warehouse: Warehouse) -> Path:
     if warehouse.published.exists():
         partial = working.with_name(working.name + ".partial")
         shutil.copyfile(warehouse.published, partial)
+        crash_point("copy:before-rename")
         os.replace(partial, working)
     return working
 
@@ -143,9 +155,12 @@ def publish(warehouse: Warehouse, code_version: str | None = None) -> dict:
             "Close it (readers must connect read-only) and run the build again; publishing now "
             "would let DuckDB replay that log into the new file."
         )
+    crash_point("publish:before-stamp")
     stamp = _stamp(working, code_version)
+    crash_point("publish:before-rename")
     _fsync(working)
     os.replace(working, published)
+    crash_point("publish:after-rename")
     _fsync(published.parent)
     return stamp
 

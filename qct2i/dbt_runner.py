@@ -9,12 +9,25 @@ the process that ran it, which would block later connections to the same file.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from ingestion.paths import PROJECT_ROOT
+
+
+def _die_with_parent() -> None:
+    """In the dbt child, before exec: ask Linux to kill it when its parent dies. A writer killed
+    mid-build (kill -9) then leaves no dbt running on behind the writer lock it held, which the
+    kernel has already released; elsewhere this is a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 class DbtFailed(RuntimeError):
@@ -46,7 +59,9 @@ def run_dbt(
         argv += ["--select", *select]
     argv += list(extra)
     env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
-    result = subprocess.run(argv, env=env, capture_output=not echo, text=True)
+    result = subprocess.run(
+        argv, env=env, capture_output=not echo, text=True, preexec_fn=_die_with_parent
+    )
     if result.returncode != 0 and echo:
         raise DbtFailed(f"dbt {command} failed (exit {result.returncode}); its output is above")
     if result.returncode != 0:

@@ -1,0 +1,132 @@
+"""Kill -9 during import, build and publish: the published warehouse is afterwards the old build
+or the new one, whole, and the next run succeeds without any cleanup (ingestion/warehouse.py).
+
+Two kinds of kill: at each named step of a publish (`QCT2I_CRASH_AT`, a SIGKILL the writer sends
+itself), and from outside at seeded random times while `qct2i import` and `qct2i build` run.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.qct2i.test_cli import QCT2I, run
+from tests.worlds.hand import write_hand_bundle
+
+BOARD = (
+    "select model_id, language_scope, round(hcq_total, 9), round(text, 9) "
+    "from marts.fct_hcq_leaderboard order by model_id, language_scope"
+)
+
+
+def published_state(warehouse: Path) -> tuple[str, list[tuple]]:
+    """(build id, leaderboard) of the published file; it must open and carry one stamp."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        stamps = con.execute("select build_id from main.build_id").fetchall()
+        assert len(stamps) == 1
+        return stamps[0][0], con.execute(BOARD).fetchall()
+
+
+@pytest.fixture(scope="module")
+def worlds(tmp_path_factory) -> dict:
+    """The old evidence published once (copied for each test) and the new evidence's board."""
+    root = tmp_path_factory.mktemp("crash")
+    old_bundle = write_hand_bundle(root / "old")
+    new_bundle = write_hand_bundle(root / "new", with_transcriptions=False)
+    boards = {}
+    for name, bundle in (("old", old_bundle), ("new", new_bundle)):
+        warehouse = root / name / "w.duckdb"
+        assert run(["import", str(bundle)], warehouse).returncode == 0
+        assert run(["build"], warehouse).returncode == 0
+        boards[name] = published_state(warehouse)
+    assert boards["old"][1] != boards["new"][1]
+    return {"old_file": root / "old" / "w.duckdb", "new_bundle": new_bundle, "boards": boards}
+
+
+@pytest.fixture
+def published(worlds, tmp_path) -> Path:
+    warehouse = tmp_path / "w.duckdb"
+    shutil.copyfile(worlds["old_file"], warehouse)
+    return warehouse
+
+
+def assert_old_or_new_whole(warehouse: Path, worlds: dict) -> str:
+    build, board = published_state(warehouse)
+    old_build, old_board = worlds["boards"]["old"]
+    if build == old_build:
+        assert board == old_board
+        return "old"
+    assert board == worlds["boards"]["new"][1]
+    return "new"
+
+
+def finish_without_cleanup(warehouse: Path, worlds: dict) -> None:
+    """The next import and build succeed as a user would run them, and publish the new build."""
+    imported = run(["import", str(worlds["new_bundle"])], warehouse)
+    assert imported.returncode == 0, imported.stderr
+    built = run(["build"], warehouse)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert assert_old_or_new_whole(warehouse, worlds) == "new"
+
+
+def crashing(args: list[str], warehouse: Path, point: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse), "QCT2I_CRASH_AT": point}
+    return subprocess.run([QCT2I, *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_killed_while_copying_the_published_file(published, worlds):
+    killed = crashing(["import", str(worlds["new_bundle"])], published, "copy:before-rename")
+    assert killed.returncode == -signal.SIGKILL
+    assert published.with_name("w.working.duckdb.partial").exists()  # the half-done copy
+    assert assert_old_or_new_whole(published, worlds) == "old"
+    finish_without_cleanup(published, worlds)
+
+
+@pytest.mark.parametrize(
+    ("point", "expected"),
+    [
+        ("publish:before-stamp", "old"),
+        ("publish:before-rename", "old"),
+        ("publish:after-rename", "new"),
+    ],
+)
+def test_killed_between_the_steps_of_a_publish(published, worlds, point, expected):
+    assert run(["import", str(worlds["new_bundle"])], published).returncode == 0
+    killed = crashing(["build"], published, point)
+    assert killed.returncode == -signal.SIGKILL
+    assert assert_old_or_new_whole(published, worlds) == expected
+    finish_without_cleanup(published, worlds)
+
+
+def kill_after(args: list[str], warehouse: Path, delay_s: float) -> int:
+    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
+    process = subprocess.Popen(
+        [QCT2I, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    time.sleep(delay_s)
+    process.send_signal(signal.SIGKILL)  # a no-op if it already finished
+    return process.wait(timeout=600)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kill_9_at_seeded_random_times_in_import_and_build(published, worlds, seed):
+    rng = random.Random(seed)
+    # a hand-bundle import takes about 1.5 s here and a build about 10 s (console script start-up
+    # included), so these windows cover start-up, the work and its end
+    kill_after(["import", str(worlds["new_bundle"])], published, rng.uniform(0.2, 2.5))
+    assert assert_old_or_new_whole(published, worlds) == "old"
+    assert run(["import", str(worlds["new_bundle"])], published).returncode == 0
+
+    kill_after(["build"], published, rng.uniform(0.5, 12.0))
+    assert_old_or_new_whole(published, worlds)
+    built = run(["build"], published)  # no orphaned dbt holds the working copy
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert assert_old_or_new_whole(published, worlds) == "new"
