@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test test-fast test-vllm lint format bench validate fingerprints dev clean
+.PHONY: demo test test-fast test-vllm lint format bench validate fingerprints docs dev clean
 
 # `make demo` needs the project only; tests add the linters and the CPU ML stack (tiny models).
 $(CORE): pyproject.toml
@@ -71,6 +71,11 @@ validate: $(DEV)
 # `python -m bench.mart_hashes --compare A B` to prove a refactor moved no number.
 fingerprints: $(DEV)
 	$(BIN)/python -m bench.mart_hashes
+
+# dbt's documentation site as one offline file (target/docs/static_index.html) from the published
+# warehouse: `make demo` (or an import and a build) first.
+docs: $(CORE)
+	$(BIN)/qct2i docs --out target/docs
 
 dev: $(DEV)
 	mkdir -p $(DAGSTER_HOME)

@@ -1,4 +1,4 @@
-"""`qct2i`: demo, import, build, leaderboard and route (CONTRACTS.md, Commands)."""
+"""`qct2i`: demo, import, build, leaderboard, route, export-marts, docs (CONTRACTS.md, Commands)."""
 
 from __future__ import annotations
 
@@ -88,6 +88,42 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_marts(args: argparse.Namespace) -> int:
+    from qct2i.export import export_marts
+
+    warehouse = _published_warehouse()
+    if warehouse is None:
+        return 2
+    counts = export_marts(warehouse, Path(args.folder))
+    print(f"wrote {len(counts)} marts to {args.folder} ({sum(counts.values())} rows)")
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    """dbt's documentation site as one offline file: models, columns, tests, lineage, catalog."""
+    import shutil
+    import tempfile
+
+    from qct2i.dbt_runner import DbtFailed, run_dbt
+
+    warehouse = _published_warehouse()
+    if warehouse is None:
+        return 2
+    out = Path(args.out).resolve()
+    # the catalog is read from a copy: dbt opens its database read-write, which a published
+    # file must never be
+    with tempfile.TemporaryDirectory(prefix="qct2i-docs-") as tmp:
+        copy = Path(tmp) / "catalog.duckdb"
+        shutil.copyfile(warehouse, copy)
+        try:
+            run_dbt("docs generate", copy, target_path=out, extra=("--static",))
+        except DbtFailed as failure:
+            print(failure, file=sys.stderr)
+            return 1
+    print(f"open {out / 'static_index.html'} in a browser (one file, works offline)")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from ingestion.simulator import parse_scale
 
@@ -162,6 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
     board = commands.add_parser("leaderboard", help="print the HCQ leaderboard")
     board.add_argument("--scopes", nargs="+", default=["en", "zh", "bilingual"])
     board.set_defaults(func=cmd_leaderboard)
+
+    export = commands.add_parser(
+        "export-marts", help="write every mart of the published warehouse as Parquet"
+    )
+    export.add_argument("folder", help="the folder to write <mart>.parquet files into")
+    export.set_defaults(func=cmd_export_marts)
+
+    docs = commands.add_parser("docs", help="dbt's documentation site as one offline HTML file")
+    docs.add_argument("--out", default="target/docs", help="folder (default target/docs)")
+    docs.set_defaults(func=cmd_docs)
 
     route = commands.add_parser("route", help="rank generators for new requests (a questions file)")
     route.add_argument("file", help="a questions file (.jsonl or .parquet, CONTRACTS.md columns)")

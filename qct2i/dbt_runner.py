@@ -51,7 +51,7 @@ def run_dbt(
     builds). `echo` lets dbt print to this process's terminal (the CLI) instead of capturing
     its output (tests and benches, which put the tail into the `DbtFailed` message).
     """
-    argv = [str(Path(sys.executable).parent / "dbt"), command]
+    argv = [str(Path(sys.executable).parent / "dbt"), *command.split()]  # e.g. "docs generate"
     argv += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(profiles_dir)]
     if target_path is not None:
         argv += ["--target-path", str(target_path), "--log-path", str(target_path)]
