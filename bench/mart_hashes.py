@@ -27,20 +27,14 @@ import duckdb
 from ingestion.bundle import load_bundle
 from ingestion.simulator import DEMO_CONCEPTS, simulate
 from qct2i.dbt_runner import run_dbt
+from qct2i.export import mart_names
 
 
 def mart_fingerprints(warehouse: Path) -> dict[str, dict]:
     """{mart: {rows, columns, md5}} for every relation in schema `marts`."""
     out = {}
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        marts = [
-            r[0]
-            for r in con.sql(
-                "select table_name from information_schema.tables "
-                "where table_schema = 'marts' order by table_name"
-            ).fetchall()
-        ]
-        for mart in marts:
+        for mart in mart_names(con):
             columns = sorted(
                 r[0]
                 for r in con.sql(

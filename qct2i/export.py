@@ -13,19 +13,23 @@ from pathlib import Path
 import duckdb
 
 
+def mart_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every relation in schema `marts`, by name."""
+    return [
+        row[0]
+        for row in con.execute(
+            "select table_name from information_schema.tables "
+            "where table_schema = 'marts' order by table_name"
+        ).fetchall()
+    ]
+
+
 def export_marts(warehouse: Path, folder: Path) -> dict[str, int]:
     """Write `<folder>/<mart>.parquet` for every relation in schema `marts`; returns row counts."""
     folder.mkdir(parents=True, exist_ok=True)
     counts = {}
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        marts = [
-            row[0]
-            for row in con.execute(
-                "select table_name from information_schema.tables "
-                "where table_schema = 'marts' order by table_name"
-            ).fetchall()
-        ]
-        for mart in marts:
+        for mart in mart_names(con):
             target = folder / f"{mart}.parquet"
             partial = folder / f".{mart}.parquet.partial"
             con.execute(f"copy marts.{mart} to '{partial}' (format parquet)")
