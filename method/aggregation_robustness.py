@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from method.bootstrap import columns_from_arrow, encode
 from method.hcq import hcq_weights
+from method.scores import POINTS
 from method.taxonomy import Taxonomy
 
 SHORT_PROMPT_MAX_QUESTIONS = 3
@@ -103,7 +104,6 @@ def robustness(
 
 TOTAL_ROW = "__total__"
 FULL_SCALE = "full"
-POINTS = 100.0
 
 ROBUSTNESS_SCHEMA = pa.schema(
     [

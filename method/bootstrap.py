@@ -3,14 +3,14 @@
 Every score of Eq. 2 and Eq. 3 is a ratio of sums over prompts, so a bootstrap replicate needs
 only per-concept sufficient statistics: for each concept c, model m, language l and capability t
 a numerator and a denominator (valid "yes" count and valid count; for the transcription
-capability the UTF-16 edit-distance sum D and target-length sum L). Resampling concepts with
-replacement gives each concept a count w_c (a multinomial draw), and the replicate's sums are
-`sum_c w_c * stats_c`: one matrix product `W @ S` for all replicates at once, with W [draws x
-concepts] and S [concepts x (model, language, capability, numerator/denominator)]. Scores and
-HCQ (`method.hcq`) are then applied per replicate. One W serves every model and both languages, so
-the draws are paired: a concept's English and Chinese prompts and every generator's images of
-them enter or leave a replicate together. No tensor of size draws x concepts x models is ever
-formed; W is produced in chunks of draws.
+capability L - D and L, the UTF-16 target length minus edit distance and the length).
+Resampling concepts with replacement gives each concept a count w_c (a multinomial draw), and
+the replicate's sums are `sum_c w_c * stats_c`: one matrix product `W @ S` for all replicates
+at once, with W [draws x concepts] and S [concepts x (model, language, capability, numerator /
+denominator)]. Scores and HCQ (`method.hcq`) are then applied per replicate. One W serves every
+model and both languages, so the draws are paired: a concept's English and Chinese prompts and
+every generator's images of them enter or leave a replicate together. No tensor of size draws x
+concepts x models is ever formed; W is produced in chunks of draws.
 
 Conventions (written down because the method is silent):
 - Ranks are competition ranks ("1224", like SQL `rank()`): 1 + the number of models with a
@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from method.hcq import hcq_total
-from method.scores import bilingual_mean, capability_score
+from method.scores import POINTS, bilingual_mean, capability_score
 from method.taxonomy import Taxonomy
 
 BILINGUAL = "bilingual"
@@ -52,7 +52,7 @@ class ConceptStats:
     languages: tuple[str, ...]
     capabilities: tuple[str, ...]
     capability_groups: tuple[str, ...]
-    is_transcription: np.ndarray  # [T] bool: score = max(0, 1 - num / den), else num / den
+    is_transcription: np.ndarray  # [T] bool: Eq. 3 (evaluated as 1 - D / L), else Eq. 2
     numerator: np.ndarray
     denominator: np.ndarray
     bilingual_languages: tuple[str, str] = ("en", "zh")
@@ -97,26 +97,24 @@ def concept_stats(
     """Dense statistics from long rows (one per concept or prompt x model x capability).
 
     `columns` holds equal-length arrays `concept_id`, `model_id`, `language`, `capability`,
-    `n_valid`, `n_valid_yes`, `text_distance_utf16`, `text_length_utf16`, and for
-    `masked=False` also `n_questions`, `n_yes`: the masking-effect view of METHOD 6 (every
-    question counted, its native outcome, a missing judgment as 0). Rows of one concept add up
+    `score_num`, `score_den` (the one encoding of a score's evidence, as
+    `int_prompt_sufficient_stats` emits it: valid yes / valid questions, or L - D / L for the
+    capability scored from transcriptions), and for `masked=False` also `n_questions`, `n_yes`:
+    the masking-effect view of METHOD 6 (every question counted, its native outcome, a missing
+    judgment as 0; transcription evidence is not masked, so it stays). Rows of one concept add up
     (a concept's prompts of one language are summed). Capabilities in
-    `transcription_capabilities` are scored from D and L (Eq. 3); the others from counts (Eq. 2).
+    `transcription_capabilities` are scored by Eq. 3, the others by Eq. 2.
     """
     concepts, c_idx = encode(columns["concept_id"])
     models, m_idx = encode(columns["model_id"])
     languages, l_idx = encode(columns["language"])
     _, t_idx = encode(columns["capability"], capabilities)
     is_text = np.array([t in set(transcription_capabilities) for t in capabilities])
-    if masked:
-        num_counts, den_counts = columns["n_valid_yes"], columns["n_valid"]
-    else:
-        num_counts, den_counts = columns["n_yes"], columns["n_questions"]
-    text_row = is_text[t_idx]
-    # the one encoding of the evidence (`method.scores`): L - D / L for the text capability
-    text_num = np.asarray(columns["text_length_utf16"]) - np.asarray(columns["text_distance_utf16"])
-    num = np.where(text_row, text_num, np.asarray(num_counts))
-    den = np.where(text_row, np.asarray(columns["text_length_utf16"]), np.asarray(den_counts))
+    num, den = np.asarray(columns["score_num"]), np.asarray(columns["score_den"])
+    if not masked:
+        text_row = is_text[t_idx]
+        num = np.where(text_row, num, np.asarray(columns["n_yes"]))
+        den = np.where(text_row, den, np.asarray(columns["n_questions"]))
     shape = (len(concepts), len(models), len(languages), len(capabilities))
     flat = np.ravel_multi_index((c_idx, m_idx, l_idx, t_idx), shape)
     size = int(np.prod(shape))
@@ -135,20 +133,14 @@ def concept_stats(
     )
 
 
-def capability_scores(
-    numerator: np.ndarray, denominator: np.ndarray, is_transcription: np.ndarray
-) -> np.ndarray:
-    """Eq. 2 and Eq. 3 (as 1 - D / L) elementwise, `method.scores.capability_score`."""
-    return capability_score(numerator, denominator, one_minus_distance=is_transcription)
-
-
 def scope_totals(numerator: np.ndarray, denominator: np.ndarray, stats: ConceptStats) -> np.ndarray:
     """HCQ totals [..., M, scopes] from summed statistics [..., M, L, T].
 
     The bilingual total is the fixed 50/50 mean of the two languages' totals, NaN unless both
     are defined (as in `fct_hcq_leaderboard`).
     """
-    scores = capability_scores(numerator, denominator, stats.is_transcription)
+    # Eq. 2 and Eq. 3, the latter evaluated as 1 - D / L like the leaderboard
+    scores = capability_score(numerator, denominator, one_minus_distance=stats.is_transcription)
     per_language = hcq_total(scores, stats.capability_groups)  # [..., M, L]
     if BILINGUAL not in stats.scopes:
         return per_language
@@ -327,8 +319,6 @@ def totals_from_draws(table) -> tuple[tuple[str, ...], tuple[str, ...], np.ndarr
 
 
 # -- the reliability tables (METHOD 6, 11): what the dbt models int_* return -------------------
-
-POINTS = 100.0
 
 
 def reliability_draws(

@@ -25,9 +25,9 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from method.bootstrap import percentile_interval
+from method.bootstrap import encode, percentile_interval
 from method.hcq import hcq_total
-from method.scores import bilingual_mean, capability_score
+from method.scores import POINTS, bilingual_mean, capability_score
 from method.taxonomy import Taxonomy
 
 # METHOD 12: the epsilon grid (fractions of HCQ, i.e. 0 to 10 points in 0.5-point steps).
@@ -52,12 +52,6 @@ def hcq_frac(scores: np.ndarray, active: np.ndarray, taxonomy: Taxonomy) -> np.n
     NaN where no group has one.
     """
     return hcq_total(np.where(active, scores, np.nan), taxonomy.capability_groups)
-
-
-def scores_from_sums(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """Capability scores from summed `score_num` / `score_den` (Eq. 2, Eq. 3 as (L - D) / L):
-    `method.scores.capability_score`, NaN where the denominator is 0."""
-    return capability_score(num, den)
 
 
 def predict_quality(profile: np.ndarray, active: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
@@ -143,9 +137,9 @@ class Evidence:
                 strict=True,
             )
         )
-        m_idx = indices(evidence["model_id"], models)
-        p_idx = indices(evidence["prompt_id"], prompts)
-        t_idx = indices(evidence["capability"], taxonomy.capabilities)
+        m_idx = encode(evidence["model_id"], models)[1]
+        p_idx = encode(evidence["prompt_id"], prompts)[1]
+        t_idx = encode(evidence["capability"], taxonomy.capabilities)[1]
         shape = (len(models), len(prompts), len(taxonomy.capabilities))
         num, den = np.zeros(shape), np.zeros(shape)
         num[m_idx, p_idx, t_idx] = evidence["score_num"].to_numpy(zero_copy_only=False)
@@ -161,9 +155,9 @@ class Evidence:
             ),
             prompts=prompts,
             concepts=concepts,
-            concept=indices(pa.chunked_array([req["concept_id"]]), concepts),
+            concept=encode(pa.chunked_array([req["concept_id"]]), concepts)[1],
             languages=languages,
-            language=indices(pa.chunked_array([req["language"]]), languages),
+            language=encode(pa.chunked_array([req["language"]]), languages)[1],
             fold=np.array(req["fold"], dtype=np.int64),
             num=num,
             den=den,
@@ -186,7 +180,7 @@ class Evidence:
         """(len(requests), M) Q-Profile predictions from the folds not in `excluded_folds`."""
         num_f, den_f = self.sums_by_fold
         keep = [f for f in range(1, N_FOLDS + 1) if f not in excluded_folds]
-        profile = scores_from_sums(num_f[keep].sum(axis=0), den_f[keep].sum(axis=0))  # (M, L, T)
+        profile = capability_score(num_f[keep].sum(axis=0), den_f[keep].sum(axis=0))  # (M, L, T)
         out = np.full((len(requests), len(self.models)), np.nan)
         for li in range(len(self.languages)):
             rows = np.flatnonzero(self.language[requests] == li)
@@ -208,23 +202,14 @@ class Evidence:
         for li in range(len(self.languages)):
             mask = self.language[requests] == li
             if mask.any():
-                scores = scores_from_sums(num[mask].sum(axis=0), den[mask].sum(axis=0))
+                scores = capability_score(num[mask].sum(axis=0), den[mask].sum(axis=0))
                 out[li] = hcq_frac(scores, np.ones_like(scores, dtype=bool), self.taxonomy)
         return out
 
     def realised_quality(self) -> np.ndarray:
         """(P, M) HCQ of each generator's own records on each request alone (the oracle's view)."""
-        scores = scores_from_sums(self.num, self.den)  # (M, P, T)
+        scores = capability_score(self.num, self.den)  # (M, P, T)
         return hcq_frac(scores, self.active[None], self.taxonomy).T
-
-
-def indices(values: pa.ChunkedArray | pa.Array, universe: Sequence[str]) -> np.ndarray:
-    import pyarrow.compute as pc
-
-    positions = pc.index_in(values, value_set=pa.array(list(universe), pa.string()))
-    if positions.null_count:
-        raise ValueError("a value outside the known universe (models, prompts or capabilities)")
-    return positions.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def language_mean(per_language: np.ndarray) -> np.ndarray:
@@ -301,7 +286,7 @@ def uniform_draws(n_models: int, n_requests: int, seed: int, draws: int = UNIFOR
 
 def bilingual_from_sums(num: np.ndarray, den: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
     """(..., L, T) sums -> (...,) equal-weight mean over languages of the per-language HCQ."""
-    scores = scores_from_sums(num, den)
+    scores = capability_score(num, den)
     return language_mean(hcq_frac(scores, np.ones(scores.shape[-1], dtype=bool), taxonomy))
 
 
@@ -397,8 +382,8 @@ def routed_concept_sums(ev: Evidence, choice: np.ndarray, by_concept) -> tuple:
 def choices_by_group(ev: Evidence, table: pa.Table, key: str) -> dict:
     """Per router (or draw, `key`) the chosen generator index aligned to ev.prompts."""
     groups = table[key].to_numpy(zero_copy_only=False)
-    prompts = indices(table["prompt_id"], ev.prompts)
-    models = indices(table["model_id"], ev.models)
+    prompts = encode(table["prompt_id"], ev.prompts)[1]
+    models = encode(table["model_id"], ev.models)[1]
     out = {}
     for group in np.unique(groups):
         mask = groups == group
@@ -475,11 +460,11 @@ def paired_differences(
         if ref_router not in sums:
             raise ValueError(f"reference model {reference!r} has no fixed router (not judged)")
         for router in sorted(sums):
-            diff = 100 * (point[router] - point[ref_router])
+            diff = POINTS * (point[router] - point[ref_router])
             lo, hi = percentile_interval(
                 (boot[router] - boot[ref_router])[:, None], tails=PAIRED_TAILS
             )
-            lo, hi = 100 * lo[0], 100 * hi[0]
+            lo, hi = POINTS * lo[0], POINTS * hi[0]
             rows.append(
                 {
                     "router": router,
@@ -535,8 +520,10 @@ def frontier_table(points: Sequence[Mapping]) -> pa.Table:
     fixed_ok = [p for p in fixed if p in usable]
     if not fixed_ok:
         return FRONTIER_SCHEMA.empty_table()
-    hull = upper_frontier([(p["gpu_s_per_mp"], 100 * p["bilingual_frac"]) for p in usable])
-    hull_fixed = upper_frontier([(p["gpu_s_per_mp"], 100 * p["bilingual_frac"]) for p in fixed_ok])
+    hull = upper_frontier([(p["gpu_s_per_mp"], POINTS * p["bilingual_frac"]) for p in usable])
+    hull_fixed = upper_frontier(
+        [(p["gpu_s_per_mp"], POINTS * p["bilingual_frac"]) for p in fixed_ok]
+    )
     best = max(fixed_ok, key=lambda p: (p["bilingual_frac"], -p["gpu_s_per_mp"]))
     lo = min(p["gpu_s_per_mp"] for p in fixed_ok)
     aiq = area_under_frontier(hull, lo, best["gpu_s_per_mp"])
@@ -551,7 +538,7 @@ def frontier_table(points: Sequence[Mapping]) -> pa.Table:
     vertices = set(hull)
     rows = []
     for p in grid + fixed:
-        quality = None if p["bilingual_frac"] is None else 100 * p["bilingual_frac"]
+        quality = None if p["bilingual_frac"] is None else POINTS * p["bilingual_frac"]
         is_grid = p["router"] == "q_profile_c"
         rows.append(
             {
@@ -559,8 +546,8 @@ def frontier_table(points: Sequence[Mapping]) -> pa.Table:
                 "router": p["router"],
                 "eps": p["grid_eps"],
                 "model_id": None if is_grid else p["router"].removeprefix("fixed:"),
-                "en": None if p["en_frac"] is None else 100 * p["en_frac"],
-                "zh": None if p["zh_frac"] is None else 100 * p["zh_frac"],
+                "en": None if p["en_frac"] is None else POINTS * p["en_frac"],
+                "zh": None if p["zh_frac"] is None else POINTS * p["zh_frac"],
                 "bilingual": quality,
                 "gpu_s_per_mp": p["gpu_s_per_mp"],
                 "on_frontier": (p["gpu_s_per_mp"], quality) in vertices,
@@ -672,7 +659,7 @@ def route_requests(
                     prompt_id=prompt,
                     rank=rank,
                     model_id=models[m],
-                    predicted_quality=None if np.isnan(value) else round(100 * float(value), 4),
+                    predicted_quality=None if np.isnan(value) else round(POINTS * float(value), 4),
                     cost_gpu_s_per_mp=round(float(cost[m]), 4),
                     is_q_choice=bool(m == q_choice[i]),
                     is_c_choice=bool(m == c_choice[i]),

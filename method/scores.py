@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# Scores are fractions in the library and points (0-100) in the marts: fraction * POINTS.
+POINTS = 100.0
+
 
 def capability_score(num, den, one_minus_distance=False) -> np.ndarray:
     """Eq. 2 / Eq. 3 from summed `score_num` / `score_den`: max(0, num / den), NaN where den = 0.

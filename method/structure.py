@@ -26,9 +26,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from method.bootstrap import encode, percentile_interval, resampling_counts, rng_for
+from method.scores import POINTS
 
 MACRO_MODEL = "__macro__"
-POINTS = 100.0
 
 
 def macro_mean(

@@ -8,24 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import require_test_data
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
-
-
-def running_under_ci() -> bool:
-    """CI=true (or 1), as CI services set it: missing test data is then an error, not a skip."""
-    return os.environ.get("CI", "").strip().lower() in {"true", "1"}
-
-
-def require_test_data(path: Path, what: str) -> Path:
-    """`path` if it exists; else skip the test, or fail it under CI so that a CI run cannot pass
-    with the data-dependent tests silently skipped."""
-    if path.exists():
-        return path
-    message = f"{what} not found at {path}"
-    if running_under_ci():
-        pytest.fail(f"{message}; CI=true requires it (provide ../shared/data)", pytrace=False)
-    pytest.skip(f"{message} (under CI=true this fails)")
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,13 @@
 """Shared test helpers: build a warehouse from a bundle with the real loader and a real dbt build
-(through the app's one dbt runner), and read it."""
+(through the app's one dbt runner), read it, run the console script as a user does, require the
+shared test data, and the independent references of Eq. 3."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 import tempfile
 from itertools import permutations
 from pathlib import Path
@@ -46,6 +51,51 @@ def build_warehouse(
 def query(warehouse: Path, sql: str) -> list[tuple]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         return con.sql(sql).fetchall()
+
+
+# -- the console script, as a user runs it ----------------------------------------------------
+
+QCT2I = shutil.which("qct2i", path=str(Path(sys.executable).parent)) or "qct2i"
+
+
+def cli_env(warehouse: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "QCT2I_WAREHOUSE": str(warehouse), **extra}
+
+
+def run_cli(args: list[str], warehouse: Path, **env: str) -> subprocess.CompletedProcess:
+    """`qct2i ARGS` in a child process against `warehouse` (extra environment in `env`)."""
+    return subprocess.run(
+        [QCT2I, *args], env=cli_env(warehouse, **env), capture_output=True, text=True, timeout=600
+    )
+
+
+def publish_bundle(bundle: Path, warehouse: Path) -> Path:
+    """`qct2i import BUNDLE` then `qct2i build`, both succeeding, the build published."""
+    imported = run_cli(["import", str(bundle)], warehouse)
+    assert imported.returncode == 0, imported.stderr
+    built = run_cli(["build"], warehouse)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert f"published {warehouse}" in built.stdout
+    return warehouse
+
+
+# -- test data under ../shared ------------------------------------------------------------------
+
+
+def running_under_ci() -> bool:
+    """CI=true (or 1), as CI services set it: missing test data is then an error, not a skip."""
+    return os.environ.get("CI", "").strip().lower() in {"true", "1"}
+
+
+def require_test_data(path: Path, what: str) -> Path:
+    """`path` if it exists; else skip the test, or fail it under CI so that a CI run cannot pass
+    with the data-dependent tests silently skipped."""
+    if path.exists():
+        return path
+    message = f"{what} not found at {path}"
+    if running_under_ci():
+        pytest.fail(f"{message}; CI=true requires it (provide ../shared/data)", pytrace=False)
+    pytest.skip(f"{message} (under CI=true this fails)")
 
 
 # The structure marts with everything upstream, and the seeds that upstream tests read.

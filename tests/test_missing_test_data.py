@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import require_test_data
+from tests.helpers import require_test_data
 
 
 @pytest.mark.parametrize("ci", ["true", "TRUE", "1"])

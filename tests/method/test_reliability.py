@@ -58,6 +58,7 @@ def small_stats(seed=0, n_concepts=30):
     for k in ("n_valid", "n_valid_yes", "n_questions", "n_yes"):
         rows[k] = []
     rows["text_distance_utf16"], rows["text_length_utf16"] = [], []
+    rows["score_num"], rows["score_den"] = [], []
     caps = ("c1", "c2", "t", "c4", "c5", "c6")
     for c in range(n_concepts):
         for m in ("m1", "m2", "m3"):
@@ -81,6 +82,12 @@ def small_stats(seed=0, n_concepts=30):
                         ("text_distance_utf16", int(rng.integers(0, length + 3))),
                     ):
                         rows[key].append(val)
+                    # the one encoding the warehouse emits (int_prompt_sufficient_stats): L - D / L
+                    # for the text capability, valid yes / valid otherwise
+                    text = cap == "t"
+                    d, l_ = rows["text_distance_utf16"][-1], rows["text_length_utf16"][-1]
+                    rows["score_num"].append(l_ - d if text else rows["n_valid_yes"][-1])
+                    rows["score_den"].append(l_ if text else rows["n_valid"][-1])
     return rows, caps
 
 

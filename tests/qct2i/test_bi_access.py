@@ -4,17 +4,15 @@ read files."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 import sqlalchemy as sa
 
-from tests.qct2i.test_cli import QCT2I, run
+from tests.helpers import QCT2I, cli_env, run_cli
 from tests.worlds.hand import write_hand_bundle
 
 BOARD = sa.text(
@@ -27,26 +25,18 @@ def bi_engine(warehouse: Path) -> sa.Engine:
     return sa.create_engine(f"duckdb:///{warehouse}", connect_args={"read_only": True})
 
 
-@pytest.fixture
-def published(tmp_path) -> Path:
-    warehouse = tmp_path / "w.duckdb"
-    assert run(["import", str(write_hand_bundle(tmp_path / "a"))], warehouse).returncode == 0
-    assert run(["build"], warehouse).returncode == 0
-    return warehouse
-
-
 def test_a_bi_connection_lists_and_reads_the_marts_while_a_build_runs(published, tmp_path):
     engine = bi_engine(published)
     with engine.connect() as bi:
         before = bi.execute(BOARD).fetchall()
     assert (
-        run(
+        run_cli(
             ["import", str(write_hand_bundle(tmp_path / "b", with_transcriptions=False))], published
         ).returncode
         == 0
     )
 
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(published)}
+    env = cli_env(published)
     build = subprocess.Popen([QCT2I, "build"], env=env, stdout=subprocess.PIPE, text=True)
     lock = published.with_name("w.duckdb.lock")
     deadline = time.monotonic() + 60
@@ -68,7 +58,7 @@ def test_a_bi_connection_lists_and_reads_the_marts_while_a_build_runs(published,
 
 def test_export_marts_writes_every_mart_as_parquet(published, tmp_path):
     out = tmp_path / "export"
-    exported = run(["export-marts", str(out)], published)
+    exported = run_cli(["export-marts", str(out)], published)
     assert exported.returncode == 0, exported.stderr
     with bi_engine(published).connect() as bi:
         marts = sa.inspect(bi).get_table_names(schema="marts")
@@ -87,7 +77,7 @@ def test_export_marts_writes_every_mart_as_parquet(published, tmp_path):
 
 def test_docs_site_is_one_offline_file_describing_the_marts(published, tmp_path):
     out = tmp_path / "docs"
-    built = run(["docs", "--out", str(out)], published)
+    built = run_cli(["docs", "--out", str(out)], published)
     assert built.returncode == 0, built.stderr[-3000:]
     page = (out / "static_index.html").read_text(encoding="utf-8")
     assert "fct_hcq_leaderboard" in page and "bi_dashboard" in page  # a mart and an exposure

@@ -2,36 +2,23 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
-from tests.helpers import query
+from tests.helpers import query, run_cli
 from tests.worlds.hand import write_hand_bundle
-
-QCT2I = shutil.which("qct2i", path=str(Path(sys.executable).parent)) or "qct2i"
-
-
-def run(args: list[str], warehouse: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
-    return subprocess.run([QCT2I, *args], env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_import_build_and_leaderboard(tmp_path):
     warehouse = tmp_path / "cli.duckdb"
     bundle = write_hand_bundle(tmp_path / "bundle")
-    imported = run(["import", str(bundle)], warehouse)
+    imported = run_cli(["import", str(bundle)], warehouse)
     assert imported.returncode == 0, imported.stderr
-    built = run(["build"], warehouse)
+    built = run_cli(["build"], warehouse)
     assert built.returncode == 0, built.stdout[-3000:]
     assert query(
         warehouse,
         "select hcq_total from marts.fct_hcq_leaderboard "
         "where model_id = 'm1' and language_scope = 'en'",
     ) == [(72.0,)]
-    board = run(["leaderboard"], warehouse)
+    board = run_cli(["leaderboard"], warehouse)
     assert board.returncode == 0, board.stderr
     assert "HCQ leaderboard: bilingual" in board.stdout
     assert "72.00" in board.stdout
@@ -42,7 +29,7 @@ def test_refused_import_names_file_line_and_reason(tmp_path):
     bundle = write_hand_bundle(tmp_path / "bundle")
     with (bundle / "questions.jsonl").open("a", encoding="utf-8") as out:
         out.write("{not json\n")
-    refused = run(["import", str(bundle)], warehouse)
+    refused = run_cli(["import", str(bundle)], warehouse)
     assert refused.returncode == 2
     n_lines = sum(1 for _ in (bundle / "questions.jsonl").open())
     assert f"questions.jsonl:{n_lines}" in refused.stderr

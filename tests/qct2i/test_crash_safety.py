@@ -7,7 +7,6 @@ itself), and from outside at seeded random times while `qct2i import` and `qct2i
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import signal
@@ -18,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.qct2i.test_cli import QCT2I, run
+from tests.helpers import QCT2I, cli_env, publish_bundle, run_cli
 from tests.worlds.hand import write_hand_bundle
 
 BOARD = (
@@ -43,16 +42,14 @@ def worlds(tmp_path_factory) -> dict:
     new_bundle = write_hand_bundle(root / "new", with_transcriptions=False)
     boards = {}
     for name, bundle in (("old", old_bundle), ("new", new_bundle)):
-        warehouse = root / name / "w.duckdb"
-        assert run(["import", str(bundle)], warehouse).returncode == 0
-        assert run(["build"], warehouse).returncode == 0
-        boards[name] = published_state(warehouse)
+        boards[name] = published_state(publish_bundle(bundle, root / name / "w.duckdb"))
     assert boards["old"][1] != boards["new"][1]
     return {"old_file": root / "old" / "w.duckdb", "new_bundle": new_bundle, "boards": boards}
 
 
 @pytest.fixture
 def published(worlds, tmp_path) -> Path:
+    """A copy of the old build (here in place of tests/qct2i/conftest.py's fresh build)."""
     warehouse = tmp_path / "w.duckdb"
     shutil.copyfile(worlds["old_file"], warehouse)
     return warehouse
@@ -70,16 +67,15 @@ def assert_old_or_new_whole(warehouse: Path, worlds: dict) -> str:
 
 def finish_without_cleanup(warehouse: Path, worlds: dict) -> None:
     """The next import and build succeed as a user would run them, and publish the new build."""
-    imported = run(["import", str(worlds["new_bundle"])], warehouse)
+    imported = run_cli(["import", str(worlds["new_bundle"])], warehouse)
     assert imported.returncode == 0, imported.stderr
-    built = run(["build"], warehouse)
+    built = run_cli(["build"], warehouse)
     assert built.returncode == 0, built.stderr[-3000:]
     assert assert_old_or_new_whole(warehouse, worlds) == "new"
 
 
 def crashing(args: list[str], warehouse: Path, point: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse), "QCT2I_CRASH_AT": point}
-    return subprocess.run([QCT2I, *args], env=env, capture_output=True, text=True, timeout=600)
+    return run_cli(args, warehouse, QCT2I_CRASH_AT=point)
 
 
 def test_killed_while_copying_the_published_file(published, worlds):
@@ -99,7 +95,7 @@ def test_killed_while_copying_the_published_file(published, worlds):
     ],
 )
 def test_killed_between_the_steps_of_a_publish(published, worlds, point, expected):
-    assert run(["import", str(worlds["new_bundle"])], published).returncode == 0
+    assert run_cli(["import", str(worlds["new_bundle"])], published).returncode == 0
     killed = crashing(["build"], published, point)
     assert killed.returncode == -signal.SIGKILL
     assert assert_old_or_new_whole(published, worlds) == expected
@@ -107,9 +103,8 @@ def test_killed_between_the_steps_of_a_publish(published, worlds, point, expecte
 
 
 def kill_after(args: list[str], warehouse: Path, delay_s: float) -> int:
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
     process = subprocess.Popen(
-        [QCT2I, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [QCT2I, *args], env=cli_env(warehouse), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     time.sleep(delay_s)
     process.send_signal(signal.SIGKILL)  # a no-op if it already finished
@@ -123,10 +118,10 @@ def test_kill_9_at_seeded_random_times_in_import_and_build(published, worlds, se
     # included), so these windows cover start-up, the work and its end
     kill_after(["import", str(worlds["new_bundle"])], published, rng.uniform(0.2, 2.5))
     assert assert_old_or_new_whole(published, worlds) == "old"
-    assert run(["import", str(worlds["new_bundle"])], published).returncode == 0
+    assert run_cli(["import", str(worlds["new_bundle"])], published).returncode == 0
 
     kill_after(["build"], published, rng.uniform(0.5, 12.0))
     assert_old_or_new_whole(published, worlds)
-    built = run(["build"], published)  # no orphaned dbt holds the working copy
+    built = run_cli(["build"], published)  # no orphaned dbt holds the working copy
     assert built.returncode == 0, built.stderr[-3000:]
     assert assert_old_or_new_whole(published, worlds) == "new"

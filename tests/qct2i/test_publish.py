@@ -3,14 +3,12 @@ published file, writers work on the working copy, take turns, and publish only a
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import duckdb
-import pytest
 
-from tests.qct2i.test_cli import QCT2I, run
+from tests.helpers import QCT2I, cli_env, run_cli
 from tests.worlds.hand import write_hand_bundle
 
 BOARD = (
@@ -35,25 +33,14 @@ def stamp(warehouse: Path) -> dict:
         return dict(zip([d[0] for d in cursor.description], rows[0], strict=True))
 
 
-@pytest.fixture
-def published(tmp_path) -> Path:
-    """A warehouse published from the hand bundle (with transcriptions)."""
-    warehouse = tmp_path / "w.duckdb"
-    assert run(["import", str(write_hand_bundle(tmp_path / "a"))], warehouse).returncode == 0
-    built = run(["build"], warehouse)
-    assert built.returncode == 0, built.stderr[-3000:]
-    assert f"published {warehouse}" in built.stdout
-    return warehouse
-
-
 def test_a_reader_keeps_the_old_build_until_it_reconnects(published, tmp_path):
     bundle_b = write_hand_bundle(tmp_path / "b", with_transcriptions=False)
     reader = duckdb.connect(str(published), read_only=True)
     before, first = leaderboard(reader), stamp(published)
 
     # the reader stays connected through import, build and publish: nothing waits for it
-    assert run(["import", str(bundle_b)], published).returncode == 0
-    built = run(["build"], published)
+    assert run_cli(["import", str(bundle_b)], published).returncode == 0
+    built = run_cli(["build"], published)
     assert built.returncode == 0, built.stderr[-3000:]
 
     assert leaderboard(reader) == before  # the old file, whole
@@ -76,7 +63,7 @@ def test_a_failing_dbt_test_keeps_the_published_warehouse(published, tmp_path):
         before = leaderboard(con)
     first_build = build_id(published)
     assert (
-        run(
+        run_cli(
             ["import", str(write_hand_bundle(tmp_path / "b", with_transcriptions=False))], published
         ).returncode
         == 0
@@ -87,7 +74,7 @@ def test_a_failing_dbt_test_keeps_the_published_warehouse(published, tmp_path):
     with duckdb.connect(str(working)) as con:
         con.execute("insert into raw.prompts select * from raw.prompts limit 1")
 
-    failed = run(["build"], published)
+    failed = run_cli(["build"], published)
     assert failed.returncode == 1
     assert "Not published" in failed.stderr and "Traceback" not in failed.stderr
     assert build_id(published) == first_build
@@ -97,17 +84,17 @@ def test_a_failing_dbt_test_keeps_the_published_warehouse(published, tmp_path):
 
     # the next import replaces the bad evidence and the next build publishes, no cleanup needed
     assert (
-        run(
+        run_cli(
             ["import", str(write_hand_bundle(tmp_path / "c", with_transcriptions=False))], published
         ).returncode
         == 0
     )
-    assert run(["build"], published).returncode == 0
+    assert run_cli(["build"], published).returncode == 0
     assert build_id(published) != first_build
 
 
 def test_two_builds_at_once_publish_one_and_name_the_other_writer(published):
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(published)}
+    env = cli_env(published)
     first_build = build_id(published)
     builds = [
         subprocess.Popen(
@@ -128,7 +115,7 @@ def test_two_builds_at_once_publish_one_and_name_the_other_writer(published):
 
 def test_a_waiting_writer_runs_after_the_holder(published):
     """`--wait` turns the refusal into taking turns: both builds publish, one after the other."""
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(published)}
+    env = cli_env(published)
     builds = [
         subprocess.Popen(
             [QCT2I, "build", "--wait", "300"],
@@ -143,6 +130,6 @@ def test_a_waiting_writer_runs_after_the_holder(published):
 
 
 def test_readers_are_told_when_nothing_is_published(tmp_path):
-    board = run(["leaderboard"], tmp_path / "none.duckdb")
+    board = run_cli(["leaderboard"], tmp_path / "none.duckdb")
     assert board.returncode == 2
     assert "no published warehouse yet" in board.stderr and "Traceback" not in board.stderr
