@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test test-fast test-vllm lint format bench validate fingerprints docs dev clean
+.PHONY: demo test test-fast test-vllm lint format bench bench-scale validate fingerprints docs dev clean
 
 # `make demo` needs the project only; tests add the linters and the CPU ML stack (tiny models).
 $(CORE): pyproject.toml
@@ -61,6 +61,11 @@ test-fast: $(DEV)
 
 bench: $(DEV)
 	$(BIN)/python -m bench.run_bench
+
+# Paper scale and 10x (24.6 M question records) in one run: import, build, bootstrap, peak RSS
+# (writes bench/scale_results.json; about an hour here, 10x needs ~20 GB of free disk).
+bench-scale: $(DEV)
+	$(BIN)/python -m bench.run_scale
 
 # Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
 validate: $(DEV)

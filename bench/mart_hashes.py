@@ -6,9 +6,8 @@ build`, then writes, per mart, its row count, its columns and one MD5 over its r
 rendered as text with its columns in name order and the rows are sorted by that text, so the
 fingerprint depends on content only, not on the order rows were written in. Floats render in
 DuckDB's shortest round-trip form, so any change in any bit of any value changes the hash.
-The builds run DuckDB on one thread: a parallel hash aggregate adds floats in an order that
-varies from run to run, which moves the last bits of sums (two 2-thread builds of the same code
-differ in 7 of 40 marts at about 1e-16), so only a one-thread build is bit-reproducible.
+The builds use the project's profile, which runs DuckDB on one thread: only that makes a build
+bit-reproducible (profiles.yml says why).
 
 `python -m bench.mart_hashes --compare A B` prints the marts whose fingerprints differ and exits
 1 when any does.
@@ -22,49 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-import duckdb
-
 from ingestion.bundle import load_bundle
 from ingestion.simulator import DEMO_CONCEPTS, simulate
 from qct2i.dbt_runner import run_dbt
-from qct2i.export import mart_names
-
-
-def mart_fingerprints(warehouse: Path) -> dict[str, dict]:
-    """{mart: {rows, columns, md5}} for every relation in schema `marts`."""
-    out = {}
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        for mart in mart_names(con):
-            columns = sorted(
-                r[0]
-                for r in con.sql(
-                    "select column_name from information_schema.columns "
-                    f"where table_schema = 'marts' and table_name = '{mart}'"
-                ).fetchall()
-            )
-            row = (
-                "concat_ws('|', "
-                + ", ".join(f"coalesce(cast(\"{c}\" as varchar), '∅')" for c in columns)
-                + ")"
-            )
-            rows, digest = con.sql(
-                f"select count(*), md5(coalesce(string_agg(r, chr(10) order by r), '')) "
-                f"from (select {row} as r from marts.{mart})"
-            ).fetchall()[0]
-            out[mart] = {"rows": rows, "columns": columns, "md5": digest}
-    return out
-
-
-ONE_THREAD_PROFILE = """qct2i:
-  target: dev
-  outputs:
-    dev:
-      type: duckdb
-      path: "{{ env_var('QCT2I_WAREHOUSE') }}"
-      threads: 1
-      settings:
-        threads: 1
-"""
+from reporting.fingerprints import mart_fingerprints
 
 
 def build_world(name: str, root: Path) -> Path:
@@ -79,10 +39,7 @@ def build_world(name: str, root: Path) -> Path:
         write_hand_bundle(bundle)
     warehouse = root / name / "warehouse.duckdb"
     load_bundle(bundle, warehouse)
-    profiles = root / name / "profiles"
-    profiles.mkdir()
-    (profiles / "profiles.yml").write_text(ONE_THREAD_PROFILE)
-    run_dbt("build", warehouse, target_path=root / name / "target", profiles_dir=profiles)
+    run_dbt("build", warehouse, target_path=root / name / "target")
     return warehouse
 
 

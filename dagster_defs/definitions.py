@@ -1,4 +1,5 @@
-"""Definitions: simulator / GPU bundle -> raw tables -> staging -> intermediate -> marts.
+"""Definitions: simulator / GPU bundle -> raw tables -> staging -> intermediate -> marts ->
+report.
 
 Built by a factory (`@dg.definitions`), so importing this module does no work: Dagster (`dagster
 dev`, `dagster asset materialize`, a run worker), the CLI demo and the tests call `defs()`, which
@@ -11,6 +12,7 @@ from dagster_dbt import DbtCliResource
 from dagster_defs.assets.dbt import build_dbt_assets
 from dagster_defs.assets.generation import generated_images, judged_images
 from dagster_defs.assets.ingestion import import_bundle, simulated_bundle
+from dagster_defs.assets.report import report
 from dagster_defs.ml_resources import ml_resources_from_env
 from dagster_defs.project import DBT_EXECUTABLE, prepared_dbt_project
 
@@ -20,13 +22,14 @@ GPU_ASSETS = dg.AssetSelection.groups("gpu")
 demo_job = dg.define_asset_job(
     "demo",
     selection=dg.AssetSelection.all() - GPU_ASSETS,
-    description="Simulate the calibrated bilingual benchmark, import it and build every mart.",
+    description="Simulate the calibrated bilingual benchmark, import it, build every mart and "
+    "write the HTML report.",
 )
 
 import_and_build_job = dg.define_asset_job(
     "import_and_build",
     selection=dg.AssetSelection.all() - dg.AssetSelection.assets(simulated_bundle) - GPU_ASSETS,
-    description="Import the bundle named in the run config and build every mart.",
+    description="Import the bundle named in the run config, build every mart and write the report.",
 )
 
 
@@ -40,6 +43,7 @@ def defs() -> dg.Definitions:
             build_dbt_assets(project),
             generated_images,
             judged_images,
+            report,
         ],
         jobs=[demo_job, import_and_build_job],
         resources={

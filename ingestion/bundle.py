@@ -4,20 +4,30 @@ A bundle is refused as a whole, with every problem listed at once, or accepted a
 of a refused bundle reaches the warehouse. Validation runs in three layers, each on whatever the
 previous layer could read, so one run reports everything that can be known:
 
-1. files: a required table's file missing, a table present in both formats, an unreadable file;
-2. shapes, row by row: malformed JSON lines, values of the wrong type, missing values in
-   non-nullable columns, empty identifiers, non-finite numbers, null elements in lists;
+1. files: a required table's file missing, a table present in both formats, a folder where a file
+   should be, an unreadable file (a truncated or corrupt Parquet file, text that is not UTF-8);
+2. shapes, row by row: malformed JSON lines (a key repeated within one object, a line over
+   16 MiB), values of the wrong type, missing values in non-nullable columns, empty or unsafe
+   identifiers (`bundle_format.is_safe_id`: ids may name files), non-finite numbers, null
+   elements in lists;
 3. meaning: duplicate keys, references to unknown prompts/questions/generators/capabilities,
    parents outside the prompt, self-parents and cycles, out-of-domain values (language, answer,
    p_yes, status, sizes, latency, cost).
 
+README "What the importer refuses" lists every class with its message.
+
 A check that looks rows up in another table runs only if that table was read completely, so a bad
 line is reported once rather than echoed by every row that refers to it.
 
-Two leniencies, chosen so that JSONL written by other tools loads as well as our own files:
+Leniencies, chosen so that files written by other tools load as well as our own:
 - columns the contract does not know are ignored (they never reach the warehouse);
 - a nullable column may be left out (a missing JSONL key, a missing Parquet column): it reads as
-  null.
+  null;
+- a UTF-8 byte order mark at the start of a JSONL file is dropped, and CRLF line ends read as LF;
+- an answer that is `yes` or `no` up to case and surrounding white space (`"Yes"`, `" NO "`: VLM
+  judges print capitals) is stored as `yes` / `no`; any other string (`"1"`, `"true"`, `"y"`,
+  `""`) is refused, never guessed;
+- an optional table's file without rows is the same as an absent one.
 
 JSONL is read through pyarrow's vectorised reader when a cheap pre-screen says the reader can be
 trusted with the file (it reads a bare `null` line as a row and can crash on some non-object lines);
@@ -28,23 +38,32 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import networkx as nx
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from ingestion.bundle_format import TABLES, Column, TableSpec
+from ingestion import raw_tables
+from ingestion.bundle_format import (
+    QUESTION_ORDER,
+    SAFE_ID_PATTERN,
+    SAFE_ID_RULE,
+    TABLES,
+    Column,
+    TableSpec,
+    is_safe_id,
+)
 from ingestion.paths import SEEDS_DIR
 
 DEFAULT_TAXONOMY_SEED = SEEDS_DIR / "capabilities.csv"
-QUESTION_ORDER = "question_order"
 LINE = "_line"  # internal column: the row's 1-based line (JSONL) or row (Parquet) number
 
 _STRING = pa.string()
@@ -53,9 +72,19 @@ _FLOAT = pa.float64()
 _STRINGS = pa.list_(pa.string())
 _KIND = {_STRING: "a string", _INT: "an integer", _FLOAT: "a number", _STRINGS: "a list of strings"}
 _NUMBER_KINDS = (pa.types.is_integer, pa.types.is_floating, pa.types.is_decimal)
+_STRING_KINDS = (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view)
+_LIST_KINDS = (pa.types.is_list, pa.types.is_large_list)  # not list views: pyarrow 26 casts
+# them to lists with a broken offsets buffer
 _BCP47 = "[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*"
 _CHUNK_LINES = 50_000  # after a failed fast read, the size of the pieces it is retried on
 _JSON_BLOCK_BYTES = 16 << 20  # pyarrow refuses lines longer than a block; the slow path takes those
+# No line may be longer than a block: no sane row needs it, and a 100 MB line of garbage is then
+# refused by its length instead of being parsed.
+_MAX_LINE_BYTES = _JSON_BLOCK_BYTES
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark, which some Windows tools write first
+_ANSWERS = pa.array(["yes", "no"])
+_UNPARSED = ("not valid JSON", "line is not valid UTF-8")  # reasons of lines that did not parse
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # a cheap screen for the next check
 
 
 @dataclass(frozen=True)
@@ -126,40 +155,94 @@ def _empty(spec: TableSpec) -> pa.Table:
     return _with_lines({c.name: pa.array([], c.type) for c in spec.columns}, spec, [])
 
 
+def _unusable(spec: TableSpec, file: str, reason: str) -> _ReadTable:
+    """A table none of whose rows can be used, for one reason about its file as a whole."""
+    return _ReadTable(spec, file, _empty(spec), False, [Problem(file, None, reason)])
+
+
 def _read_table(folder: Path, spec: TableSpec) -> _ReadTable:
     jsonl, parquet = folder / f"{spec.name}.jsonl", folder / f"{spec.name}.parquet"
     if jsonl.exists() and parquet.exists():
         reason = f"both {jsonl.name} and {parquet.name} are present; keep one"
-        return _ReadTable(spec, spec.name, _empty(spec), False, [Problem(spec.name, None, reason)])
-    if jsonl.exists():
-        read = _read_jsonl(jsonl, spec)
-    elif parquet.exists():
-        read = _read_parquet(parquet, spec)
-    elif spec.required:
-        reason = f"required file is missing (expected {jsonl.name} or {parquet.name})"
-        return _ReadTable(spec, spec.name, _empty(spec), False, [Problem(spec.name, None, reason)])
-    else:
+        return _unusable(spec, spec.name, reason)
+    if not (jsonl.exists() or parquet.exists()):
+        if spec.required:
+            reason = f"required file is missing (expected {jsonl.name} or {parquet.name})"
+            return _unusable(spec, spec.name, reason)
         return _ReadTable(spec, spec.name, _empty(spec))
+    path = jsonl if jsonl.exists() else parquet
+    if not path.is_file():  # a folder (a partitioned dataset, say) or a device
+        return _unusable(spec, path.name, "not a regular file (a bundle holds one file per table)")
+    read = _read_jsonl(path, spec) if path == jsonl else _read_parquet(path, spec)
     if read.whole and spec.required and read.table.num_rows == 0 and not read.problems:
         read.problems.append(Problem(read.file, None, "required table has no rows"))
         read.whole = False
+    if spec.name == "judgments":
+        read.table = _normalised_answers(read.table)
     return read
+
+
+def _normalised_answers(judgments: pa.Table) -> pa.Table:
+    """`yes` / `no` for answers that are those words up to case and surrounding white space (VLM
+    judges print "Yes"); every other value as written, for the answer check to refuse."""
+    answers = judgments["answer"]
+    folded = pc.utf8_lower(pc.utf8_trim_whitespace(answers))
+    normalised = pc.if_else(pc.is_in(folded, value_set=_ANSWERS), folded, answers)
+    return judgments.set_column(judgments.schema.get_field_index("answer"), "answer", normalised)
 
 
 def _read_parquet(path: Path, spec: TableSpec) -> _ReadTable:
     try:
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as parquet:
+            table = parquet.read()
     except Exception as error:  # any reader failure is the same problem: the file cannot be used
-        reason = f"cannot read Parquet file: {error}"
-        return _ReadTable(spec, path.name, _empty(spec), False, [Problem(path.name, None, reason)])
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        return _unusable(spec, path.name, f"cannot read Parquet file: {first_line}")
+    repeated = sorted(name for name, n in Counter(table.column_names).items() if n > 1)
+    if repeated:
+        return _unusable(spec, path.name, f"column {repeated[0]!r} appears more than once")
     problems, columns = [], {}
     for column in spec.columns:
         columns[column.name], reason = _parquet_column(table, column)
         if reason:
             problems.append(Problem(path.name, None, reason))
+    problems = problems or _invalid_utf8(path.name, columns)
     if problems:
         return _ReadTable(spec, path.name, _empty(spec), False, problems)
     return _ReadTable(spec, path.name, _with_lines(columns, spec, range(1, table.num_rows + 1)))
+
+
+def _invalid_utf8(file: str, columns: Mapping[str, pa.ChunkedArray]) -> list[Problem]:
+    """One problem per row holding a string that is not UTF-8: Parquet writers need not check,
+    and such a string would crash DuckDB in the checks below."""
+    problems = []
+    for name, values in columns.items():
+        try:
+            values.validate(full=True)  # vectorised; includes the UTF-8 check of string data
+        except pa.ArrowInvalid as invalid:
+            reason = f"'{name}' is not valid UTF-8"
+            rows = _rows_not_utf8(values)
+            problems += [Problem(file, row, reason) for row in rows]
+            if not rows:  # broken some other way
+                problems.append(Problem(file, None, f"column '{name}' is corrupt: {invalid}"))
+    return problems
+
+
+def _rows_not_utf8(values: pa.ChunkedArray) -> list[int]:
+    """The 1-based rows whose string (or a string of whose list) does not decode; a Python loop,
+    run only on a file already found bad."""
+    values = values.combine_chunks()
+    rows = range(len(values))
+    if pa.types.is_list(values.type):
+        rows = pc.list_parent_indices(values).to_pylist()
+        values = pc.list_flatten(values)
+    bad = set()
+    for row, raw in zip(rows, values.view(pa.binary()).to_pylist(), strict=True):
+        try:
+            raw is None or raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.add(row + 1)
+    return sorted(bad)
 
 
 def _parquet_column(table: pa.Table, column: Column) -> tuple[pa.ChunkedArray | None, str | None]:
@@ -172,7 +255,7 @@ def _parquet_column(table: pa.Table, column: Column) -> tuple[pa.ChunkedArray | 
     if _castable(values.type, column.type):
         try:
             return values.cast(column.type), None
-        except pa.ArrowInvalid:
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # e.g. a uint64 beyond int64
     return None, f"column '{column.name}' has type {values.type}; expected {_KIND[column.type]}"
 
@@ -182,13 +265,13 @@ def _castable(source: pa.DataType, target: pa.DataType) -> bool:
         return True
     if pa.types.is_dictionary(source):
         return _castable(source.value_type, target)
-    if target == _STRING:
-        return pa.types.is_string(source) or pa.types.is_large_string(source)
+    if target == _STRING:  # string views too: Polars writes them
+        return any(is_kind(source) for is_kind in _STRING_KINDS)
     if target == _INT:
         return pa.types.is_integer(source)
     if target == _FLOAT:  # decimals too: SQL engines write numeric literals as DECIMAL
         return any(is_kind(source) for is_kind in _NUMBER_KINDS)
-    is_list = pa.types.is_list(source) or pa.types.is_large_list(source)
+    is_list = any(is_kind(source) for is_kind in _LIST_KINDS)
     return is_list and _castable(source.value_type, _STRING)
 
 
@@ -198,7 +281,12 @@ def _read_jsonl(path: Path, spec: TableSpec) -> _ReadTable:
     The fast reader takes the whole file if it can; if not, it is tried chunk by chunk, and only the
     chunks it refuses are parsed line by line, so one bad line among millions stays cheap.
     """
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return _unusable(spec, path.name, f"cannot read file: {error.strerror or error}")
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
     table = _read_jsonl_fast(data, spec, first_line=1)
     if table is not None:
         return _ReadTable(spec, path.name, table)
@@ -214,7 +302,20 @@ def _read_jsonl(path: Path, spec: TableSpec) -> _ReadTable:
             table = _read_lines(chunk, start + 1, read)
         pieces.append(table)
     read.table = pa.concat_tables(pieces)
+    if data and not data.endswith(b"\n"):
+        _hint_truncation(read, last_line=len(raw_lines))
     return read
+
+
+def _hint_truncation(read: _ReadTable, last_line: int) -> None:
+    """A last line that does not parse and has no line end is most likely a file cut short."""
+    hint = "; the file ends inside this line without a line end, so it may be truncated"
+    read.problems = [
+        Problem(p.file, p.line, p.reason + hint)
+        if p.line == last_line and p.reason.startswith(_UNPARSED)
+        else p
+        for p in read.problems
+    ]
 
 
 def _line_count(data: bytes) -> int:
@@ -282,18 +383,52 @@ def _read_lines(raw_lines: list[bytes], first_line: int, read: _ReadTable) -> pa
     return _with_lines(arrays, spec, lines)
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _object_of_unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object, refusing a repeated key: which of its values counts is not defined (RFC 8259
+    section 4), and pyarrow and Python's json would disagree."""
+    record = dict(pairs)
+    if len(record) < len(pairs):
+        repeated = next(key for key, count in Counter(k for k, _ in pairs).items() if count > 1)
+        raise _RepeatedKey(repeated)
+    return record
+
+
 def _parse_line(raw: bytes) -> tuple[dict | None, str | None]:
+    if len(raw) > _MAX_LINE_BYTES:
+        return None, f"line is {len(raw):,} bytes long; the limit is {_MAX_LINE_BYTES >> 20} MiB"
     if not raw.strip():
         return None, "blank line (every line must hold one JSON object)"
     try:
-        record = json.loads(raw.decode("utf-8"))
+        record = json.loads(raw.decode("utf-8"), object_pairs_hook=_object_of_unique_keys)
     except UnicodeDecodeError:
         return None, "line is not valid UTF-8"
     except json.JSONDecodeError as error:
         return None, f"not valid JSON ({error.msg} at column {error.colno})"
+    except _RepeatedKey as error:
+        return None, f"key {_show(error.args[0])} appears twice in the object"
+    except RecursionError:
+        return None, "not valid JSON (nested too deeply to read)"
+    except ValueError as error:  # an integer of more than 4,300 digits
+        return None, f"not valid JSON ({str(error).split(':')[0]})"
     if not isinstance(record, dict):
         return None, f"not a JSON object (got {type(record).__name__})"
+    if _SURROGATE_ESCAPE.search(raw) and _holds_lone_surrogate(record):
+        return None, "a \\u escape names half of a surrogate pair alone, which is no character"
     return record, None
+
+
+def _holds_lone_surrogate(record: dict) -> bool:
+    """Whether a `\\ud800`-style escape decoded to half a surrogate pair, which no UTF-8 can hold
+    (pyarrow refuses such a line; Python's json reads it)."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _fits(value: object, type_: pa.DataType) -> bool:
@@ -325,20 +460,23 @@ class _Check:
     sql: str
     needs: tuple[str, ...] = ()  # tables it refers to, which must have been read completely
     skip: str | None = None  # a column whose type errors it must not report again as nulls
+    # Id columns the query selects after the reason: a row whose id is unsafe was reported by the
+    # id checks, and is not reported again as, say, an unknown model.
+    ids: tuple[str, ...] = ()
 
 
 def _row_check(table: str, condition: str, reason: str, skip: str | None = None) -> _Check:
     return _Check(table, f"SELECT {LINE}, {reason} FROM {table} WHERE {condition}", skip=skip)
 
 
-def _shape_checks(spec: TableSpec) -> list[_Check]:
+def _shape_checks(spec: TableSpec, table: pa.Table) -> list[_Check]:
     checks = []
     for c in spec.columns:
         name = c.name
         if not c.nullable:
             checks.append(_row_check(spec.name, f"{name} IS NULL", f"'missing {name}'", skip=name))
-        if c.type == _STRING and name.endswith("_id"):
-            checks.append(_row_check(spec.name, f"trim({name}) = ''", f"'empty {name}'"))
+        if c.type == _STRING and name.endswith("_id") and _has_suspect_ids(table[name]):
+            checks += _id_checks(spec.name, name)
         if c.type == _FLOAT:
             reason = f"format('{name} must be a finite number, got {{}}', {name})"
             checks.append(_row_check(spec.name, f"NOT isfinite({name})", reason))
@@ -348,6 +486,30 @@ def _shape_checks(spec: TableSpec) -> list[_Check]:
     return checks
 
 
+def _has_suspect_ids(ids: pa.ChunkedArray) -> bool:
+    """Whether any id is empty or unsafe, judged on the distinct ids (thousands among millions of
+    rows, so this costs milliseconds): the queries that find their rows run only when one is."""
+    distinct = pc.unique(ids).drop_null()
+    safe = pc.and_(
+        pc.match_substring_regex(distinct, f"^(?:{SAFE_ID_PATTERN})$"),
+        pc.invert(pc.match_substring(distinct, "..")),
+    )
+    return not pc.all(safe).as_py()
+
+
+_SAFE_ID_RULE_SQL = SAFE_ID_RULE.replace("'", "''")
+
+
+def _id_checks(table: str, column: str) -> list[_Check]:
+    """Rows whose id is empty, or unsafe as a file name (`bundle_format.is_safe_id`)."""
+    safe = f"(regexp_full_match({column}, '{SAFE_ID_PATTERN}') AND NOT contains({column}, '..'))"
+    unsafe = f"format('{column} {{}} is not a safe id ({_SAFE_ID_RULE_SQL})', shown({column}))"
+    return [
+        _row_check(table, f"trim({column}) = ''", f"'empty {column}'"),
+        _row_check(table, f"trim({column}) <> '' AND NOT {safe}", unsafe),
+    ]
+
+
 def _reported_keys_excluded(keys: tuple[str, ...], alias: str = "") -> str:
     """A condition leaving out rows whose key is null or an empty id (the shape checks say so)."""
     conditions = [f"{alias}{key} IS NOT NULL" for key in keys]
@@ -355,31 +517,39 @@ def _reported_keys_excluded(keys: tuple[str, ...], alias: str = "") -> str:
     return " AND ".join(conditions)
 
 
+def _id_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(key for key in keys if key.endswith("_id"))
+
+
 def _duplicate_check(table: str, keys: tuple[str, ...]) -> _Check:
     listed = ", ".join(keys)
     shown = " || ', ' || ".join(f"q({key})" for key in keys)
     label, value = (keys[0], shown) if len(keys) == 1 else (f"({listed})", f"'(' || {shown} || ')'")
     not_null = _reported_keys_excluded(keys)
+    ids = _id_keys(keys)
+    selected = "".join(f", t.{key}" for key in ids)
     sql = f"""
         SELECT t.{LINE},
-            format('duplicate {label} {{}} (first on line {{}})', {value}, d.first_line)
+            format('duplicate {label} {{}} (first on line {{}})', {value}, d.first_line){selected}
         FROM {table} t JOIN (
             SELECT {listed}, min({LINE}) AS first_line FROM {table} WHERE {not_null}
             GROUP BY {listed} HAVING count(*) > 1
         ) d USING ({listed})
         WHERE t.{LINE} > d.first_line"""
-    return _Check(table, sql)
+    return _Check(table, sql, ids=ids)
 
 
 def _reference_check(table: str, keys: tuple[str, ...], target: str, reason: str) -> _Check:
     """Rows whose `keys` match no row of `target`."""
     listed = ", ".join(keys)
     not_null = _reported_keys_excluded(keys, "t.")
+    ids = _id_keys(keys)
+    selected = "".join(f", t.{key}" for key in ids)
     sql = f"""
-        SELECT t.{LINE}, {reason}
+        SELECT t.{LINE}, {reason}{selected}
         FROM {table} t ANTI JOIN {target} USING ({listed})
         WHERE {not_null}"""
-    return _Check(table, sql, needs=(target,) if target in TABLES else ())
+    return _Check(table, sql, needs=(target,) if target in TABLES else (), ids=ids)
 
 
 def _meaning_checks(check_generators: bool) -> list[_Check]:
@@ -453,14 +623,26 @@ def _meaning_checks(check_generators: bool) -> list[_Check]:
     return checks
 
 
+def _checks_connection(capabilities: Iterable[str]) -> duckdb.DuckDBPyConnection:
+    """An in-memory database (validation never touches the warehouse) with the taxonomy and the
+    macros the reasons use: q(x) quotes a value; shown(x) quotes a suspect id as JSON, so that a NUL
+    or a line break is visible, and cuts a long one short."""
+    con = duckdb.connect()
+    con.execute("CREATE MACRO q(x) AS '''' || CAST(x AS VARCHAR) || ''''")
+    con.execute(
+        "CREATE MACRO shown(x) AS CAST(to_json(left(x, 40)) AS VARCHAR) || CASE "
+        "WHEN length(x) > 40 THEN format('... ({:,} characters)', length(x)) ELSE '' END"
+    )
+    con.register("taxonomy", pa.table({"capability": pa.array(sorted(capabilities), _STRING)}))
+    return con
+
+
 def _run_checks(read: Mapping[str, _ReadTable], capabilities: Iterable[str]) -> list[Problem]:
-    con = duckdb.connect()  # in memory: validation never touches the warehouse
+    con = _checks_connection(capabilities)
     try:
-        con.execute("CREATE MACRO q(x) AS '''' || CAST(x AS VARCHAR) || ''''")
-        con.register("taxonomy", pa.table({"capability": pa.array(sorted(capabilities), _STRING)}))
         for name, table in read.items():
             con.register(name, table.table)
-        checks = [check for spec in TABLES.values() for check in _shape_checks(spec)]
+        checks = [check for r in read.values() for check in _shape_checks(r.spec, r.table)]
         generators = read["generators"]
         checks += _meaning_checks(generators.complete and generators.table.num_rows > 0)
         problems = []
@@ -474,6 +656,8 @@ def _run_checks(read: Mapping[str, _ReadTable], capabilities: Iterable[str]) -> 
 
 def _problems_of(con: duckdb.DuckDBPyConnection, check: _Check, read: _ReadTable) -> list[Problem]:
     rows = con.execute(check.sql).fetchall()
+    if check.ids:  # a Python loop over the rows found wrong, usually none
+        rows = [(line, reason) for line, reason, *ids in rows if all(map(is_safe_id, ids))]
     if check.skip:
         rows = [
             (line, reason) for line, reason in rows if (line, check.skip) not in read.type_errors
@@ -563,12 +747,16 @@ def _cycle_problems(file: str, prompt: str, edges, first_line: dict[str, int]) -
 # --------------------------------------------------------------------------------------------------
 
 
-def read_bundle(folder: Path, capabilities: set[str] | None = None) -> dict[str, pa.Table]:
+def read_bundle(
+    folder: Path, capabilities: set[str] | None = None, with_lines: bool = False
+) -> dict[str, pa.Table]:
     """Every table of the bundle in `folder`, validated, or BundleError listing every problem.
 
     Absent optional tables come back empty. `questions` gains `question_order` (placed after
     `question_id`): the question's 1-based position within its prompt, in file order.
-    `capabilities` defaults to the taxonomy seed's keys.
+    `capabilities` defaults to the taxonomy seed's keys. `with_lines` keeps each row's 1-based
+    line (JSONL) or row (Parquet) number as a last column, `LINE`, for messages about rows that
+    only later checks find wrong (the append import's contradictions).
     """
     folder = Path(folder)
     if capabilities is None:
@@ -580,7 +768,7 @@ def read_bundle(folder: Path, capabilities: set[str] | None = None) -> dict[str,
         problems += _parent_problems(read["questions"])
     if problems:
         raise BundleError(folder, sorted(problems, key=_problem_order))
-    return {name: _accepted_table(table) for name, table in read.items()}
+    return {name: _accepted_table(table, with_lines) for name, table in read.items()}
 
 
 def read_questions_file(path: Path, capabilities: set[str] | None = None) -> pa.Table:
@@ -605,14 +793,11 @@ def read_questions_file(path: Path, capabilities: set[str] | None = None) -> pa.
         read.whole = False
     problems = list(read.problems)
     if read.whole:
-        checks = _shape_checks(spec) + [
+        checks = _shape_checks(spec, read.table) + [
             check for check in _meaning_checks(False) if check.table == spec.name
         ]
-        con = duckdb.connect()
+        con = _checks_connection(capabilities)
         try:
-            con.execute("CREATE MACRO q(x) AS '''' || CAST(x AS VARCHAR) || ''''")
-            taxonomy = pa.table({"capability": pa.array(sorted(capabilities), _STRING)})
-            con.register("taxonomy", taxonomy)
             con.register(spec.name, read.table)
             for check in checks:
                 if not check.needs:
@@ -630,13 +815,15 @@ def _problem_order(problem: Problem) -> tuple[int, int, str]:
     return list(TABLES).index(table), problem.line or 0, problem.reason
 
 
-def _accepted_table(read: _ReadTable) -> pa.Table:
+def _accepted_table(read: _ReadTable, with_lines: bool = False) -> pa.Table:
     table = read.table.drop_columns([LINE]).cast(read.spec.schema)
-    if read.spec.name != "questions":
-        return table
-    position = table.column_names.index("question_id") + 1
-    order = pa.field(QUESTION_ORDER, _INT, nullable=False)
-    return table.add_column(position, order, pa.array(_question_order(table), _INT))
+    if read.spec.name == "questions":
+        position = table.column_names.index("question_id") + 1
+        order = pa.field(QUESTION_ORDER, _INT, nullable=False)
+        table = table.add_column(position, order, pa.array(_question_order(table), _INT))
+    if with_lines:
+        table = table.append_column(pa.field(LINE, _INT, nullable=False), read.table[LINE])
+    return table
 
 
 def _question_order(questions: pa.Table) -> list[int]:
@@ -646,15 +833,6 @@ def _question_order(questions: pa.Table) -> list[int]:
         seen[prompt] += 1
         order.append(seen[prompt])
     return order
-
-
-def raw_columns(name: str) -> list[tuple[str, str]]:
-    """(column, DuckDB type) of the raw warehouse table `raw.<name>`."""
-    columns = [(c.name, c.duckdb_type) for c in TABLES[name].columns]
-    if name == "questions":
-        position = [column for column, _ in columns].index("question_id") + 1
-        columns.insert(position, (QUESTION_ORDER, "BIGINT"))
-    return columns
 
 
 def load_bundle(
@@ -672,7 +850,7 @@ def load_bundle(
     try:
         con.begin()
         try:
-            _write_raw_tables(con, folder, tables)
+            raw_tables.replace_raw_tables(con, folder, tables)
             con.commit()
         except BaseException:
             con.rollback()
@@ -680,35 +858,3 @@ def load_bundle(
     finally:
         con.close()
     return {name: table.num_rows for name, table in tables.items()}
-
-
-def _write_raw_tables(con, folder: Path, tables: Mapping[str, pa.Table]) -> None:
-    con.execute("CREATE SCHEMA IF NOT EXISTS raw")
-    for name, table in tables.items():
-        _replace_raw_table(con, name, table)
-    _record_import(con, folder, tables)
-
-
-def _replace_raw_table(con, name: str, table: pa.Table) -> None:
-    columns = raw_columns(name)
-    definitions = ", ".join(f'"{column}" {type_}' for column, type_ in columns)
-    listed = ", ".join(f'"{column}"' for column, _ in columns)
-    con.execute(f"CREATE OR REPLACE TABLE raw.{name} ({definitions})")
-    con.register("bundle_rows", table)
-    try:
-        con.execute(f"INSERT INTO raw.{name} ({listed}) SELECT {listed} FROM bundle_rows")
-    finally:
-        con.unregister("bundle_rows")
-
-
-def _record_import(con, folder: Path, tables: Mapping[str, pa.Table]) -> None:
-    counts = ", ".join(f"n_{name} BIGINT" for name in tables)
-    con.execute(
-        "CREATE OR REPLACE TABLE raw.bundle_imports "
-        f"(bundle_path VARCHAR, imported_at TIMESTAMP, has_transcriptions BOOLEAN, {counts})"
-    )
-    imported_at = datetime.now(UTC).replace(tzinfo=None)  # UTC, stored without a zone
-    values = [str(folder.resolve()), imported_at, tables["transcriptions"].num_rows > 0]
-    values += [table.num_rows for table in tables.values()]
-    placeholders = ", ".join("?" for _ in values)
-    con.execute(f"INSERT INTO raw.bundle_imports VALUES ({placeholders})", values)

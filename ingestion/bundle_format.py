@@ -9,6 +9,7 @@ analyses use to order question pairs.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,8 @@ class TableSpec:
     name: str
     required: bool
     columns: tuple[Column, ...]
+    # The natural key: unique within a bundle, and what an appended row is matched on.
+    key: tuple[str, ...]
 
     @property
     def schema(self) -> pa.Schema:
@@ -53,6 +56,21 @@ class TableSpec:
 
 
 _STRING = pa.string()
+
+# Ids may name files (the image store writes <model_id>/<prompt_id>__s<seed>.png), so every `*_id`
+# of a bundle is 1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-', holding no '..':
+# no id can then name an absolute path, a parent folder, a hidden file, a separator, a NUL byte or a
+# drive letter. Python's re and DuckDB's RE2 read the pattern alike.
+SAFE_ID_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"
+SAFE_ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ -, not starting with . or -, no '..'"
+
+
+def is_safe_id(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and re.fullmatch(SAFE_ID_PATTERN, value) is not None
+        and ".." not in value
+    )
 
 
 def _c(name: str, type_: pa.DataType = _STRING, nullable: bool = False) -> Column:
@@ -66,6 +84,7 @@ TABLES: dict[str, TableSpec] = {
             "prompts",
             True,
             (_c("prompt_id"), _c("concept_id"), _c("language"), _c("source"), _c("text")),
+            ("prompt_id",),
         ),
         TableSpec(
             "questions",
@@ -79,6 +98,7 @@ TABLES: dict[str, TableSpec] = {
                 _c("entity", nullable=True),
                 _c("text_target", nullable=True),
             ),
+            ("prompt_id", "question_id"),
         ),
         TableSpec(
             "generators",
@@ -88,6 +108,7 @@ TABLES: dict[str, TableSpec] = {
                 _c("display_name"),
                 _c("cost_gpu_s_per_mp", pa.float64(), nullable=True),
             ),
+            ("model_id",),
         ),
         TableSpec(
             "images",
@@ -102,6 +123,7 @@ TABLES: dict[str, TableSpec] = {
                 _c("gpus", pa.int64()),
                 _c("path", nullable=True),
             ),
+            ("image_id",),
         ),
         TableSpec(
             "judgments",
@@ -113,6 +135,7 @@ TABLES: dict[str, TableSpec] = {
                 _c("answer", nullable=True),
                 _c("p_yes", pa.float64(), nullable=True),
             ),
+            ("prompt_id", "model_id", "question_id"),
         ),
         TableSpec(
             "transcriptions",
@@ -123,11 +146,14 @@ TABLES: dict[str, TableSpec] = {
                 _c("status"),
                 _c("blocks", _LIST_OF_STRINGS),
             ),
+            ("prompt_id", "model_id"),
         ),
     )
 }
 
 BUNDLE_FORMATS = ("jsonl", "parquet")
+# The column `questions` gains in the warehouse: the question's 1-based position in its prompt.
+QUESTION_ORDER = "question_order"
 
 
 def write_bundle(

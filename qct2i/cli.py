@@ -1,4 +1,5 @@
-"""`qct2i`: demo, import, build, leaderboard, route, export-marts, docs (CONTRACTS.md, Commands)."""
+"""`qct2i`: demo, import, build, leaderboard, route, export-marts, report, docs (CONTRACTS.md,
+Commands)."""
 
 from __future__ import annotations
 
@@ -19,18 +20,37 @@ def _pin_warehouse() -> Path:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Load a bundle into the working copy; readers see it once `qct2i build` publishes."""
+    """Load a bundle into the working copy (replacing, or with --append adding to, the raw
+    tables); readers see it once `qct2i build` publishes."""
+    from ingestion.append import append_bundle
     from ingestion.bundle import BundleError, load_bundle
     from ingestion.warehouse import Warehouse, WarehouseBusy, prepare_working_copy, writer_lock
 
+    if args.replace_model and not args.append:
+        print("--replace-model only applies to an append import (--append)", file=sys.stderr)
+        return 2
     warehouse = Warehouse(_pin_warehouse())
+    folder = Path(args.folder)
     try:
         with writer_lock(warehouse, f"qct2i import {args.folder}", args.wait):
-            counts = load_bundle(Path(args.folder), prepare_working_copy(warehouse))
+            working = prepare_working_copy(warehouse)
+            if args.append:
+                result = append_bundle(folder, working, replace_models=args.replace_model)
+            else:
+                counts = load_bundle(folder, working)
     except (BundleError, WarehouseBusy) as error:
         print(error, file=sys.stderr)
         return 2
-    print("imported " + ", ".join(f"{name}={n}" for name, n in counts.items()))
+    if not args.append:
+        print("imported " + ", ".join(f"{name}={n}" for name, n in counts.items()))
+    elif not result.changed:
+        print(f"nothing new: the warehouse already holds every row of {folder}")
+        return 0
+    else:
+        print("appended " + ", ".join(f"{name}={n}" for name, n in result.added.items()))
+        if any(result.replaced.values()):
+            dropped = ", ".join(f"{name}={n}" for name, n in result.replaced.items() if n)
+            print(f"replaced the stored rows of {', '.join(args.replace_model)}: {dropped}")
     print(f"into the working copy {warehouse.working}; `qct2i build` publishes it")
     return 0
 
@@ -79,7 +99,7 @@ def _published_warehouse() -> Path | None:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from qct2i.report import format_leaderboard
+    from reporting.leaderboard import format_leaderboard
 
     warehouse = _published_warehouse()
     if warehouse is None:
@@ -140,9 +160,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     result = defs().resolve_job_def("demo").execute_in_process(run_config=run_config)
     if not result.success:
         return 1
-    from qct2i.report import format_leaderboard
+    from reporting.html_report import default_report_path
+    from reporting.leaderboard import format_leaderboard
 
     print(format_leaderboard(warehouse))
+    # the demo job's `report` asset wrote it; `make demo` ends on this line
+    print(f"report: {default_report_path(warehouse)}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """The self-contained HTML report of the published warehouse (issue 13)."""
+    from reporting.html_report import default_report_path, write_report
+
+    warehouse = _published_warehouse()
+    if warehouse is None:
+        return 2
+    out = Path(args.out).resolve() if args.out else default_report_path(warehouse)
+    print(write_report(warehouse, out))
     return 0
 
 
@@ -186,6 +221,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     imp = commands.add_parser("import", help="validate a bundle and load it into the raw tables")
     imp.add_argument("folder")
+    imp.add_argument(
+        "--append",
+        action="store_true",
+        help="add the bundle's evidence to the stored evidence by natural key instead of "
+        "replacing it; identical rows are no-ops, contradicting rows are refused",
+    )
+    imp.add_argument(
+        "--replace-model",
+        action="append",
+        default=[],
+        metavar="MODEL_ID",
+        help="with --append: replace this generator's stored evidence with the bundle's "
+        "(repeatable)",
+    )
     _add_wait(imp)
     imp.set_defaults(func=cmd_import)
 
@@ -204,6 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("folder", help="the folder to write <mart>.parquet files into")
     export.set_defaults(func=cmd_export_marts)
+
+    report = commands.add_parser("report", help="one self-contained, offline HTML report")
+    report.add_argument("--out", help="the HTML file (default: report.html beside the warehouse)")
+    report.set_defaults(func=cmd_report)
 
     docs = commands.add_parser("docs", help="dbt's documentation site as one offline HTML file")
     docs.add_argument("--out", default="target/docs", help="folder (default target/docs)")

@@ -12,16 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-
-def mart_names(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Every relation in schema `marts`, by name."""
-    return [
-        row[0]
-        for row in con.execute(
-            "select table_name from information_schema.tables "
-            "where table_schema = 'marts' order by table_name"
-        ).fetchall()
-    ]
+from reporting.facts import mart_names
 
 
 def export_marts(warehouse: Path, folder: Path) -> dict[str, int]:

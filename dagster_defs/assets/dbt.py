@@ -24,6 +24,8 @@ from ingestion.warehouse import (
     writer_lock,
     writer_wait_s,
 )
+from reporting.facts import published_facts
+from reporting.leaderboard import leaderboard_markdown
 
 # Every asset that writes the warehouse (the import and the dbt build) runs in this pool; give it
 # a limit of 1 (dagster.yaml in the repository root, copied to $DAGSTER_HOME by `make dev`) so
@@ -92,10 +94,48 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
         context: dg.AssetExecutionContext, dbt: DbtCliResource, config: DbtBuildConfig
     ):
         warehouse = Warehouse(warehouse_path())
-        with writer_lock(warehouse, f"dagster run {context.run_id}", writer_wait_s()):
-            with dbt_writes_to(prepare_working_copy(warehouse)):
-                yield from dbt.cli(dbt_build_args(config), context=context).stream()
-            stamp = publish(warehouse)
+        # Materialisations are reported once the build is published, since readers see nothing
+        # before, and then carry figures read from the published file (issue 13); a failed
+        # build still reports what dbt built and tested before it fails.
+        events = []
+        try:
+            with writer_lock(warehouse, f"dagster run {context.run_id}", writer_wait_s()):
+                with dbt_writes_to(prepare_working_copy(warehouse)):
+                    for event in dbt.cli(dbt_build_args(config), context=context).stream():
+                        events.append(event)
+                stamp = publish(warehouse)
+        except Exception:
+            yield from events
+            raise
         context.log.info(f"published {warehouse.published} (build {stamp['build_id']})")
+        metadata = published_metadata(warehouse.published)
+        for event in events:
+            is_output = isinstance(event, dg.Output)
+            key = context.asset_key_for_output(event.output_name) if is_output else None
+            yield (
+                event.with_metadata({**event.metadata, **metadata[key]})
+                if key in metadata
+                else event
+            )
 
     return qct2i_dbt_models
+
+
+LEADERBOARD = dg.AssetKey(["marts", "fct_hcq_leaderboard"])
+QUESTION_RECORDS = dg.AssetKey(["marts", "fct_question_records"])
+
+
+def published_metadata(published: Path) -> dict[dg.AssetKey, dict[str, Any]]:
+    """Per mart asset: its row count; on the leaderboard the leaderboard as markdown; on the
+    question records the judgments missing (no usable answer) and masked (METHOD 2)."""
+    counts, judgments = published_facts(published)
+    metadata: dict[dg.AssetKey, dict[str, Any]] = {
+        dg.AssetKey(["marts", mart]): {"dagster/row_count": rows} for mart, rows in counts.items()
+    }
+    if LEADERBOARD in metadata:
+        metadata[LEADERBOARD]["leaderboard"] = dg.MetadataValue.md(leaderboard_markdown(published))
+    if QUESTION_RECORDS in metadata:
+        metadata[QUESTION_RECORDS].update(
+            judgments_missing=judgments.missing, judgments_masked=judgments.masked
+        )
+    return metadata

@@ -94,6 +94,8 @@ def import_bundle(context: dg.AssetExecutionContext, config: BundleImportConfig)
         row_counts = load_bundle(folder, prepare_working_copy(warehouse))
     context.log.info(f"imported {folder}: {row_counts}")
     for name, key in RAW_TABLE_KEYS.items():
+        rows = row_counts.get(name, 0)
         yield dg.MaterializeResult(
-            asset_key=key, metadata={"rows": row_counts.get(name, 0), "bundle": str(folder)}
+            asset_key=key,
+            metadata={"rows": rows, "dagster/row_count": rows, "bundle": str(folder)},
         )

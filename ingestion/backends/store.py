@@ -1,17 +1,17 @@
 """Identifiers that become file names, and the image store they address.
 
 An id is accepted only if it is 1-128 characters of [A-Za-z0-9._-], does not start with '.' or
-'-', and is not '.' or '..': so no id can name an absolute path, a parent folder, a hidden file, a
-separator, a NUL byte or a drive letter, and every path resolves inside the store (checked again).
+'-', and holds no '..' (the bundle's id rule, `ingestion.bundle_format.is_safe_id`): so no id can
+name an absolute path, a parent folder, a hidden file, a separator, a NUL byte or a drive letter,
+and every path resolves inside the store (checked again).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+from ingestion.bundle_format import is_safe_id
 
 
 class UnsafeIdError(ValueError):
@@ -19,7 +19,7 @@ class UnsafeIdError(ValueError):
 
 
 def validate_id(value: object, what: str = "id") -> str:
-    if not isinstance(value, str) or not _SAFE_ID.fullmatch(value) or ".." in value:
+    if not is_safe_id(value):
         raise UnsafeIdError(f"{what} {value!r} is not a safe identifier ([A-Za-z0-9._-], 1-128)")
     return value
 

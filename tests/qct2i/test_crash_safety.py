@@ -2,7 +2,8 @@
 or the new one, whole, and the next run succeeds without any cleanup (ingestion/warehouse.py).
 
 Two kinds of kill: at each named step of a publish (`QCT2I_CRASH_AT`, a SIGKILL the writer sends
-itself), and from outside at seeded random times while `qct2i import` and `qct2i build` run.
+itself), and from outside at seeded random times while `qct2i import` (replacing or appending)
+and `qct2i build` run.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from ingestion.bundle_format import write_bundle
 from tests.helpers import QCT2I, cli_env, publish_bundle, run_cli
-from tests.worlds.hand import write_hand_bundle
+from tests.worlds.hand import hand_bundle_tables, write_hand_bundle
 
 BOARD = (
     "select model_id, language_scope, round(hcq_total, 9), round(text, 9) "
@@ -125,3 +127,45 @@ def test_kill_9_at_seeded_random_times_in_import_and_build(published, worlds, se
     built = run_cli(["build"], published)  # no orphaned dbt holds the working copy
     assert built.returncode == 0, built.stderr[-3000:]
     assert assert_old_or_new_whole(published, worlds) == "new"
+
+
+def raw_state(warehouse: Path) -> dict[str, list[tuple]]:
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return {
+            name: con.execute(f"select * from raw.{name}").fetchall()
+            for name in ("prompts", "questions", "judgments", "transcriptions")
+        }
+
+
+@pytest.fixture(scope="module")
+def appended(worlds, tmp_path_factory) -> dict:
+    """A second generator's evidence (the hand world's, under new model ids) to append, and the
+    raw tables before and after a clean append (on a copy of the old build)."""
+    root = tmp_path_factory.mktemp("append")
+    tables = hand_bundle_tables()
+    for name in ("judgments", "transcriptions"):
+        for row in tables[name]:
+            row["model_id"] = f"{row['model_id']}-v2"
+    bundle = root / "bundle"
+    write_bundle(bundle, tables)
+    clean = root / "w.duckdb"
+    shutil.copyfile(worlds["old_file"], clean)
+    before = raw_state(clean)
+    done = run_cli(["import", "--append", str(bundle)], clean)
+    assert done.returncode == 0, done.stderr
+    after = raw_state(clean.with_name("w.working.duckdb"))
+    assert len(after["judgments"]) == 2 * len(before["judgments"])
+    return {"bundle": bundle, "before": before, "after": after}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_kill_9_during_an_append_leaves_the_raw_tables_before_or_after(published, appended, seed):
+    rng = random.Random(seed)
+    kill_after(["import", "--append", str(appended["bundle"])], published, rng.uniform(0.2, 2.5))
+    working = published.with_name("w.working.duckdb")
+    state = raw_state(working if working.exists() else published)
+    assert state in (appended["before"], appended["after"])
+
+    again = run_cli(["import", "--append", str(appended["bundle"])], published)
+    assert again.returncode == 0, again.stderr
+    assert raw_state(working) == appended["after"]

@@ -1,0 +1,93 @@
+"""The warehouse's raw tables: their columns, their row order, and the import log.
+
+Every raw table is stored sorted by its natural key (`TableSpec.key`). The order rows arrived in
+(file order, JSONL or Parquet, one import or several appends) then never reaches dbt, which is what
+makes the marts byte-identical however the same evidence was imported: a float sum depends on the
+order of its terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from ingestion.bundle_format import QUESTION_ORDER, TABLES
+
+IMPORT_LOG = "raw.bundle_imports"
+
+
+def raw_columns(name: str) -> list[tuple[str, str]]:
+    """(column, DuckDB type) of the raw warehouse table `raw.<name>`."""
+    columns = [(c.name, c.duckdb_type) for c in TABLES[name].columns]
+    if name == "questions":
+        position = [column for column, _ in columns].index("question_id") + 1
+        columns.insert(position, (QUESTION_ORDER, "BIGINT"))
+    return columns
+
+
+def quoted(columns) -> str:
+    return ", ".join(f'"{column}"' for column in columns)
+
+
+def key_order(name: str) -> str:
+    return quoted(TABLES[name].key)
+
+
+def create_raw_table(con: duckdb.DuckDBPyConnection, name: str, replace: bool) -> None:
+    definitions = ", ".join(f'"{column}" {type_}' for column, type_ in raw_columns(name))
+    create = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE IF NOT EXISTS"
+    con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+    con.execute(f"{create} raw.{name} ({definitions})")
+
+
+def replace_raw_tables(con, folder: Path, tables: Mapping[str, pa.Table]) -> None:
+    """Replace every raw table with the bundle's rows (sorted by key) and restart the log."""
+    for name, table in tables.items():
+        create_raw_table(con, name, replace=True)
+        listed = quoted(column for column, _ in raw_columns(name))
+        con.register("bundle_rows", table)
+        try:
+            con.execute(
+                f"INSERT INTO raw.{name} ({listed}) SELECT {listed} FROM bundle_rows "
+                f"ORDER BY {key_order(name)}"
+            )
+        finally:
+            con.unregister("bundle_rows")
+    counts = {name: table.num_rows for name, table in tables.items()}
+    record_import(con, folder, "replace", counts, restart=True)
+
+
+def resort_raw_table(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Rewrite `raw.<name>` in key order after rows were added or removed."""
+    con.execute(f"CREATE OR REPLACE TABLE raw.{name} AS FROM raw.{name} ORDER BY {key_order(name)}")
+
+
+def record_import(
+    con: duckdb.DuckDBPyConnection,
+    folder: Path,
+    mode: str,
+    counts: Mapping[str, int],
+    restart: bool,
+) -> None:
+    """One row in `raw.bundle_imports` per import: the bundle, when, `replace` or `append`, and
+    the rows it brought per table (for an append: the rows it added). A replacing import restarts
+    the log, since the evidence it describes is gone."""
+    numbers = ", ".join(f"n_{name} BIGINT" for name in TABLES)
+    create = "CREATE OR REPLACE TABLE" if restart else "CREATE TABLE IF NOT EXISTS"
+    con.execute(
+        f"{create} {IMPORT_LOG} (bundle_path VARCHAR, imported_at TIMESTAMP, "
+        f"has_transcriptions BOOLEAN, {numbers}, mode VARCHAR)"
+    )
+    con.execute(f"ALTER TABLE {IMPORT_LOG} ADD COLUMN IF NOT EXISTS mode VARCHAR")  # older logs
+    has_transcriptions = con.execute("SELECT count(*) > 0 FROM raw.transcriptions").fetchone()[0]
+    imported_at = datetime.now(UTC).replace(tzinfo=None)  # UTC, stored without a zone
+    values = [str(folder.resolve()), imported_at, has_transcriptions]
+    values += [counts.get(name, 0) for name in TABLES] + [mode]
+    columns = ["bundle_path", "imported_at", "has_transcriptions"]
+    columns += [f"n_{name}" for name in TABLES] + ["mode"]
+    placeholders = ", ".join("?" for _ in values)
+    con.execute(f"INSERT INTO {IMPORT_LOG} ({quoted(columns)}) VALUES ({placeholders})", values)

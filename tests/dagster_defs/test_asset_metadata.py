@@ -1,0 +1,87 @@
+"""Asset metadata in a real materialisation (issue 13): the hand bundle through the
+`import_and_build` job (import, dbt build, publish, report), then what each asset says."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from dagster_defs.definitions import defs
+from tests.helpers import query
+from tests.worlds.hand import write_hand_bundle
+
+# Hand-counted from tests/worlds/hand.py: 2 generators x (7 + 2 questions) x 2 languages.
+RECORDS = 36
+# One null answer: m2 on cA-en q1.
+MISSING = 1
+# Answered but invalid: m1 cA-en q3 (its parent q2 is no); m2 cA-en q2 and q3 (below the
+# missing q1), q5 (parents q1 and q4), q6 and q7 (under q4, answered no).
+MASKED = 6
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("metadata")
+    warehouse = root / "qct2i.duckdb"
+    bundle = write_hand_bundle(root / "bundle")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("QCT2I_WAREHOUSE", str(warehouse))
+        result = (
+            defs()
+            .resolve_job_def("import_and_build")
+            .execute_in_process(
+                run_config={"ops": {"import_bundle": {"config": {"folder": str(bundle)}}}}
+            )
+        )
+    assert result.success
+    materialised = {
+        e.asset_key.to_user_string(): e.event_specific_data.materialization.metadata
+        for e in result.get_asset_materialization_events()
+    }
+    return warehouse, materialised
+
+
+def test_every_raw_and_mart_asset_carries_its_row_count(run):
+    warehouse, metadata = run
+    assert metadata["raw/judgments"]["dagster/row_count"].value == RECORDS
+    assert metadata["raw/prompts"]["dagster/row_count"].value == 4
+    marts = [key for key in metadata if key.startswith("marts/")]
+    published = {
+        r[0]
+        for r in query(
+            warehouse,
+            "select table_name from information_schema.tables where table_schema = 'marts'",
+        )
+    }
+    assert {key.removeprefix("marts/") for key in marts} == published
+    for key in marts:
+        (rows,) = query(warehouse, f"select count(*) from {key.replace('/', '.')}")[0]
+        assert metadata[key]["dagster/row_count"].value == rows, key
+    assert metadata["marts/fct_question_records"]["dagster/row_count"].value == RECORDS
+    assert metadata["marts/fct_hcq_leaderboard"]["dagster/row_count"].value == 2 * 4  # x scopes
+
+
+def test_the_question_records_count_missing_and_masked_judgments(run):
+    _, metadata = run
+    records = metadata["marts/fct_question_records"]
+    assert records["judgments_missing"].value == MISSING
+    assert records["judgments_masked"].value == MASKED
+
+
+def test_the_leaderboard_asset_shows_the_leaderboard_as_markdown(run):
+    _, metadata = run
+    board = metadata["marts/fct_hcq_leaderboard"]["leaderboard"]
+    assert isinstance(board, dg.MarkdownMetadataValue)
+    assert "**HCQ leaderboard: bilingual**" in board.value
+    assert "| 1 | m1 | 84.00 |" in board.value  # (72 + 96) / 2, the hand world's bilingual total
+    assert "| 1 | m1 | 72.00 |" in board.value  # en
+
+
+def test_the_report_asset_wrote_the_file_it_names(run):
+    warehouse, metadata = run
+    report = metadata["report"]
+    path = warehouse.parent / "report.html"
+    assert report["path"].value == str(path)
+    assert report["url"].value == path.as_uri()
+    assert path.stat().st_size == report["bytes"].value
+    assert 'data-chart="leaderboard-bilingual"' in path.read_text()
