@@ -54,7 +54,7 @@ def measure_one_scale(concepts: int, work: Path) -> dict:
     counts, import_s = timed(load_bundle, bundle, warehouse)
     dbt_build_s = dbt_build(warehouse, work / "target")
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        (records,) = con.execute("select count(*) from marts.fct_question_records").fetchone()
+        (records,) = con.execute("select count(*) from marts.fct_question_records").fetchall()[0]
         start = time.perf_counter()
         stats = stats_from_arrow(
             *(con.sql(f"select * from {t}").to_arrow_table() for t in STATISTICS)

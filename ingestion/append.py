@@ -1,13 +1,21 @@
 """Append import: add a bundle's evidence to what the warehouse holds (`qct2i import --append`).
 
-Rows are matched on their table's natural key (`TableSpec.key`: prompt, question, model, image):
-- a key the warehouse does not hold is added;
+Rows are matched on their table's natural key (`TableSpec.key`: prompt, question, model, image,
+judge):
+- a key the warehouse does not hold is added (a second judge's answers to stored questions of
+  stored images are new keys, not contradictions);
 - a row equal to the stored one is a no-op, so importing the same bundle twice changes nothing;
 - a row that differs from the stored one in any column contradicts it, and the whole bundle is
-  refused with the file, line, key and both values, unless `--replace-model MODEL_ID` names its
-  generator: then, in every table where the bundle carries that generator's rows, the stored rows
-  of the generator are dropped and the bundle's take their place (a re-generated or re-judged
-  model). Tables where the bundle has no rows of it keep the stored ones.
+  refused with the file, line, key and both values, unless a slice to swap is named:
+  - `--replace-model MODEL_ID`: in every table where the bundle carries that generator's rows,
+    the stored rows of the generator (every judge's, for judgments: they judged the old images)
+    are dropped and the bundle's take their place (a re-generated or re-judged model). Tables
+    where the bundle has no rows of it keep the stored ones.
+  - `--replace-judge JUDGE_ID`: the stored judgments of that judge are dropped and the bundle's
+    take their place (a re-run or upgraded judge).
+  Rows in both a named generator's and a named judge's slice are dropped once. A named generator
+  or judge without rows in the bundle is refused: it would delete nothing, or read as "its new
+  evidence is empty".
 
 Prompts and questions describe the benchmark itself, so a stored prompt must come back the same:
 the same text, concept, language and source, and the same questions with the same text,
@@ -40,12 +48,30 @@ from ingestion.raw_tables import (
 )
 
 MAX_PROBLEMS_PER_CHECK = 50  # a wrong bundle may contradict millions of rows; show the first ones
-_MODEL_TABLES = tuple(name for name, spec in TABLES.items() if "model_id" in spec.column_names)
+# The slices an append may swap: the column naming them, its command-line flag, what it names.
+_SLICE_FLAGS = {"model_id": "--replace-model", "judge_id": "--replace-judge"}
+_SLICE_NOUNS = {"model_id": "generator", "judge_id": "judge"}
+
+
+def _tables_with(column: str) -> tuple[str, ...]:
+    return tuple(name for name, spec in TABLES.items() if column in spec.column_names)
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """The stored rows of one generator or one judge, named on the command line to be swapped."""
+
+    column: str  # a key of _SLICE_FLAGS
+    value: str
+
+    @property
+    def flag(self) -> str:
+        return f"{_SLICE_FLAGS[self.column]} {self.value}"
 
 
 @dataclass
 class AppendResult:
-    """Rows added and rows dropped by `--replace-model`, per table."""
+    """Rows added and rows dropped by `--replace-model` / `--replace-judge`, per table."""
 
     added: dict[str, int] = field(default_factory=dict)
     replaced: dict[str, int] = field(default_factory=dict)
@@ -60,18 +86,21 @@ def append_bundle(
     warehouse: Path,
     replace_models: Sequence[str] = (),
     capabilities: set[str] | None = None,
+    replace_judges: Sequence[str] = (),
 ) -> AppendResult:
     """Validate the bundle on its own, then add it to the warehouse's raw tables in one
     transaction, or raise BundleError listing every contradiction with the stored evidence."""
     folder, warehouse = Path(folder), Path(warehouse)
     tables = read_bundle(folder, capabilities, with_lines=True)
-    _refuse_unknown_replacements(folder, tables, replace_models)
+    slices = [_Slice("model_id", model) for model in replace_models]
+    slices += [_Slice("judge_id", judge) for judge in replace_judges]
+    _refuse_unknown_replacements(folder, tables, slices)
     warehouse.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(warehouse))
     try:
         con.begin()
         try:
-            result = _append(con, folder, tables, replace_models)
+            result = _append(con, folder, tables, slices)
             con.commit()
         except BaseException:
             con.rollback()
@@ -81,28 +110,31 @@ def append_bundle(
     return result
 
 
-def _refuse_unknown_replacements(folder, tables, replace_models: Sequence[str]) -> None:
-    """`--replace-model M` swaps M's evidence for the bundle's: a bundle without M would
-    silently delete nothing or, worse, be read as M's new evidence being empty."""
+def _refuse_unknown_replacements(folder, tables, slices: Sequence[_Slice]) -> None:
+    """`--replace-model M` swaps M's evidence for the bundle's (`--replace-judge J` likewise): a
+    bundle without M would silently delete nothing or, worse, be read as M's new evidence being
+    empty."""
     problems = []
-    for model in replace_models:
-        if not any(_rows_of(tables[name], model) for name in _MODEL_TABLES):
-            reason = f"--replace-model {model}: the bundle holds no rows of this generator"
+    for named in slices:
+        if not any(_rows_of(tables[name], named) for name in _tables_with(named.column)):
+            noun = _SLICE_NOUNS[named.column]
+            reason = f"{named.flag}: the bundle holds no rows of this {noun}"
             problems.append(Problem("(command line)", None, reason))
     if problems:
         raise BundleError(folder, problems)
 
 
-def _rows_of(table: pa.Table, model: str) -> int:
-    return table.num_rows and pc.sum(pc.equal(table["model_id"], model)).as_py()
+def _rows_of(table: pa.Table, named: _Slice) -> int:
+    return table.num_rows and pc.sum(pc.equal(table[named.column], named.value)).as_py()
 
 
-def _append(con, folder: Path, tables: dict[str, pa.Table], replace_models) -> AppendResult:
+def _append(con, folder: Path, tables: dict[str, pa.Table], slices) -> AppendResult:
     for name in TABLES:
-        create_raw_table(con, name, replace=False)  # a first append starts from empty tables
+        # a first append starts from empty tables; a stored table gains the contract's new columns
+        create_raw_table(con, name, replace=False)
     result = AppendResult()
-    for name in _MODEL_TABLES:
-        result.replaced[name] = _drop_replaced_slices(con, name, tables[name], replace_models)
+    for name in TABLES:
+        result.replaced[name] = _drop_replaced_slices(con, name, tables[name], slices)
     for name, table in tables.items():
         con.register(f"bundle_{name}", table)
     problems = _question_set_problems(con, folder) + _unlisted_models(con, folder)
@@ -119,14 +151,18 @@ def _append(con, folder: Path, tables: dict[str, pa.Table], replace_models) -> A
     return result
 
 
-def _drop_replaced_slices(con, name: str, table: pa.Table, replace_models) -> int:
-    models = [model for model in replace_models if _rows_of(table, model)]
-    if not models:
+def _drop_replaced_slices(con, name: str, table: pa.Table, slices: Sequence[_Slice]) -> int:
+    """Delete the stored rows of every named slice the bundle carries rows of in this table."""
+    swapped = [
+        named
+        for named in slices
+        if named.column in TABLES[name].column_names and _rows_of(table, named)
+    ]
+    if not swapped:
         return 0
-    placeholders = ", ".join("?" for _ in models)
-    return con.execute(
-        f"DELETE FROM raw.{name} WHERE model_id IN ({placeholders})", models
-    ).fetchone()[0]
+    condition = " OR ".join(f'"{named.column}" = ?' for named in swapped)
+    values = [named.value for named in swapped]
+    return con.execute(f"DELETE FROM raw.{name} WHERE {condition}", values).fetchone()[0]
 
 
 def _bundle_file(folder: Path, name: str) -> str:
@@ -165,13 +201,20 @@ def _contradictions(con, folder: Path, name: str) -> list[Problem]:
 
 def _contradiction(name: str, key: Iterable, column: str, stored, new) -> str:
     described = _describe_key(name, key)
-    hint = ""
-    if name in _MODEL_TABLES:
-        hint = "; pass --replace-model MODEL_ID to replace that generator's stored evidence"
     return (
         f"{described} contradicts the stored row: {column} is {stored!r} in the warehouse, "
-        f"{new!r} in this bundle{hint}"
+        f"{new!r} in this bundle{_replace_hint(name)}"
     )
+
+
+def _replace_hint(name: str) -> str:
+    """The flags that could swap the slice a contradicting row of table `name` belongs to."""
+    columns = [column for column in _SLICE_FLAGS if column in TABLES[name].column_names]
+    if not columns:
+        return ""
+    flags = " or ".join(f"{_SLICE_FLAGS[c]} {c.upper()}" for c in columns)
+    nouns = " or ".join(f"that {_SLICE_NOUNS[c]}'s" for c in columns)
+    return f"; pass {flags} to replace {nouns} stored evidence"
 
 
 def _describe_key(name: str, key: Iterable) -> str:

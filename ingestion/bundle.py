@@ -10,9 +10,9 @@ previous layer could read, so one run reports everything that can be known:
    16 MiB), values of the wrong type, missing values in non-nullable columns, empty or unsafe
    identifiers (`bundle_format.is_safe_id`: ids may name files), non-finite numbers, null
    elements in lists;
-3. meaning: duplicate keys, references to unknown prompts/questions/generators/capabilities,
-   parents outside the prompt, self-parents and cycles, out-of-domain values (language, answer,
-   p_yes, status, sizes, latency, cost).
+3. meaning: duplicate keys (each table's `TableSpec.key`), references to unknown
+   prompts/questions/generators/capabilities, parents outside the prompt, self-parents and cycles,
+   out-of-domain values (language, answer, p_yes, status, sizes, latency, cost).
 
 README "What the importer refuses" lists every class with its message.
 
@@ -22,7 +22,8 @@ line is reported once rather than echoed by every row that refers to it.
 Leniencies, chosen so that files written by other tools load as well as our own:
 - columns the contract does not know are ignored (they never reach the warehouse);
 - a nullable column may be left out (a missing JSONL key, a missing Parquet column): it reads as
-  null;
+  null, or as the column's default where it has one (a judgment naming no `judge_id` is judge
+  `default`);
 - a UTF-8 byte order mark at the start of a JSONL file is dropped, and CRLF line ends read as LF;
 - an answer that is `yes` or `no` up to case and surrounding white space (`"Yes"`, `" NO "`: VLM
   judges print capitals) is stored as `yes` / `no`; any other string (`"1"`, `"true"`, `"y"`,
@@ -179,7 +180,25 @@ def _read_table(folder: Path, spec: TableSpec) -> _ReadTable:
         read.whole = False
     if spec.name == "judgments":
         read.table = _normalised_answers(read.table)
+    _fill_defaults(read)
     return read
+
+
+def _fill_defaults(read: _ReadTable) -> None:
+    """A column's `default` in place of its nulls (a missing `judge_id` is judge `default`), before
+    any check: the duplicate check and the append's key matching then see the stored value. A
+    value read as null because it had the wrong type stays null: it is reported as it is."""
+    for index, column in enumerate(read.spec.columns):
+        values = read.table[column.name]
+        if column.default is None or not values.null_count:
+            continue
+        fill = pc.is_null(values)
+        mistyped = [line for line, name in read.type_errors if name == column.name]
+        if mistyped:
+            mistyped_lines = pa.array(mistyped, _INT)
+            fill = pc.and_(fill, pc.invert(pc.is_in(read.table[LINE], value_set=mistyped_lines)))
+        filled = pc.if_else(fill, pa.scalar(column.default, column.type), values)
+        read.table = read.table.set_column(index, read.table.field(index), filled)
 
 
 def _normalised_answers(judgments: pa.Table) -> pa.Table:
@@ -554,13 +573,8 @@ def _reference_check(table: str, keys: tuple[str, ...], target: str, reason: str
 
 def _meaning_checks(check_generators: bool) -> list[_Check]:
     finite = "isfinite({0}) AND {0} {1}"
-    checks = [
-        _duplicate_check("prompts", ("prompt_id",)),
-        _duplicate_check("questions", ("prompt_id", "question_id")),
-        _duplicate_check("generators", ("model_id",)),
-        _duplicate_check("images", ("image_id",)),
-        _duplicate_check("judgments", ("prompt_id", "model_id", "question_id")),
-        _duplicate_check("transcriptions", ("prompt_id", "model_id")),
+    checks = [_duplicate_check(name, spec.key) for name, spec in TABLES.items()]
+    checks += [
         _row_check(
             "prompts",
             f"NOT regexp_full_match(language, '{_BCP47}')",

@@ -1,9 +1,9 @@
 """The evidence bundle's tables: one home for their names, columns and types (CONTRACTS.md).
 
 A bundle is a folder holding one file per table, `<table>.jsonl` or `<table>.parquet`, with the same
-columns either way. The raw warehouse tables carry the same columns, plus `question_order` on
-`questions` (the question's 1-based position within its prompt, in file order), which the structural
-analyses use to order question pairs.
+columns either way. The raw warehouse tables carry the same columns (a column's `default` stored
+in place of a null), plus `question_order` on `questions` (the question's 1-based position within
+its prompt, in file order), which the structural analyses use to order question pairs.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ class Column:
     name: str
     type: pa.DataType
     nullable: bool = False
+    # The value a missing or null entry stands for (CONTRACTS "Additions": `judge_id` defaults to
+    # `default`). The reader stores it in place of the null, so the duplicate check, the append's
+    # key matching and the raw tables all see one value.
+    default: str | None = None
 
     @property
     def duckdb_type(self) -> str:
@@ -73,8 +77,15 @@ def is_safe_id(value: object) -> bool:
     )
 
 
-def _c(name: str, type_: pa.DataType = _STRING, nullable: bool = False) -> Column:
-    return Column(name, type_, nullable)
+# The judge of a judgment whose bundle names none: the official judge of the marts unless the dbt
+# var `official_judge` says otherwise (dbt_project.yml).
+DEFAULT_JUDGE_ID = "default"
+
+
+def _c(
+    name: str, type_: pa.DataType = _STRING, nullable: bool = False, default: str | None = None
+) -> Column:
+    return Column(name, type_, nullable, default)
 
 
 TABLES: dict[str, TableSpec] = {
@@ -134,8 +145,14 @@ TABLES: dict[str, TableSpec] = {
                 _c("question_id"),
                 _c("answer", nullable=True),
                 _c("p_yes", pa.float64(), nullable=True),
+                # CONTRACTS "Additions": which judge answered. Several judges may answer the same
+                # question of the same image, so the judge is part of the key.
+                _c("judge_id", nullable=True, default=DEFAULT_JUDGE_ID),
+                _c("judge_model", nullable=True),
+                _c("judge_revision", nullable=True),
+                _c("prompt_template_sha", nullable=True),
             ),
-            ("prompt_id", "model_id", "question_id"),
+            ("prompt_id", "model_id", "question_id", "judge_id"),
         ),
         TableSpec(
             "transcriptions",

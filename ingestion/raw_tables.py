@@ -38,10 +38,44 @@ def key_order(name: str) -> str:
 
 
 def create_raw_table(con: duckdb.DuckDBPyConnection, name: str, replace: bool) -> None:
+    """Create `raw.<name>` (anew, or if missing); a kept table gains the columns it lacks."""
     definitions = ", ".join(f'"{column}" {type_}' for column, type_ in raw_columns(name))
     create = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE IF NOT EXISTS"
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     con.execute(f"{create} raw.{name} ({definitions})")
+    if not replace:
+        _add_missing_columns(con, name)
+
+
+def upgrade_raw_tables(warehouse: Path) -> None:
+    """Bring a warehouse stored by an older version to the current contract: every raw table it
+    holds gains the columns it lacks (the writers call this on the working copy, so a build of
+    an old warehouse works without a re-import)."""
+    with duckdb.connect(str(warehouse)) as con:
+        stored = {
+            name
+            for (name,) in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw'"
+            ).fetchall()
+        }
+        for name in TABLES.keys() & stored:
+            _add_missing_columns(con, name)
+
+
+def _add_missing_columns(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Columns the contract gained since the table was stored (CONTRACTS "Additions"), appended
+    as the contract appends them; stored rows read as the column's default, else null (unknown),
+    as a bundle leaving the column out would."""
+    for column in TABLES[name].columns:
+        default = "" if column.default is None else f" DEFAULT {_sql_string(column.default)}"
+        con.execute(
+            f'ALTER TABLE raw.{name} ADD COLUMN IF NOT EXISTS "{column.name}" '
+            f"{column.duckdb_type}{default}"
+        )
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def replace_raw_tables(con, folder: Path, tables: Mapping[str, pa.Table]) -> None:

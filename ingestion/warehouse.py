@@ -35,6 +35,7 @@ from pathlib import Path
 import duckdb
 
 from ingestion.paths import PROJECT_ROOT
+from ingestion.raw_tables import upgrade_raw_tables
 
 
 class WarehouseBusy(RuntimeError):
@@ -132,16 +133,18 @@ def prepare_working_copy(warehouse: Warehouse) -> Path:
 
     A working copy left by an import not yet built, or by a failed or killed build, is reused;
     otherwise the published file is copied (through a temporary name, so a crash never leaves a
-    half copy under the working name); with neither, the working copy starts empty."""
+    half copy under the working name); with neither, the working copy starts empty. Raw tables
+    stored by an older version gain the contract's newer columns (`upgrade_raw_tables`)."""
     working = warehouse.working
-    if working.exists():
-        return working
-    working.parent.mkdir(parents=True, exist_ok=True)
-    if warehouse.published.exists():
+    if not working.exists():
+        working.parent.mkdir(parents=True, exist_ok=True)
+        if not warehouse.published.exists():
+            return working
         partial = working.with_name(working.name + ".partial")
         shutil.copyfile(warehouse.published, partial)
         crash_point("copy:before-rename")
         os.replace(partial, working)
+    upgrade_raw_tables(working)
     return working
 
 

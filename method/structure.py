@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -247,6 +248,12 @@ def _codes(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return inverse, first
 
 
+# The columns the coupling estimators read: the dbt models fetch only these (at 10x paper scale
+# the other columns of int_question_pairs alone take several GB in Arrow).
+PAIR_COLUMNS = ("prompt_id", "language", "context", "question_id_1", "question_id_2", "stratum_key")
+RECORD_COLUMNS = ("model_id", "prompt_id", "question_id", "outcome")
+
+
 def coupling_effects(
     outcomes: np.ndarray,
     pair_q1: np.ndarray,
@@ -335,15 +342,18 @@ def _effects_table(model, prompt, effect, value, n_strata) -> dict[str, np.ndarr
     }
 
 
-def coupling_prompt_effects(pairs: pa.Table, records: pa.Table) -> pa.Table:
+def coupling_prompt_effects(
+    pairs: pa.Table | CouplingInputs, records: pa.Table | None = None
+) -> pa.Table:
     """Arrow glue around `coupling_effects` for the dbt model int_coupling_prompt_effects.
 
     `pairs`: int_question_pairs (prompt_id, language, context, question_id_1, question_id_2,
     stratum_key). `records`: model_id, prompt_id, question_id, outcome (native y, null = missing).
-    Returns one row per (model_id, language, prompt_id, effect) with effect_kind (`context` or
-    `contrast`), effect_value (fraction) and n_strata.
+    Or `pairs` = `coupling_inputs(pairs, records)`. Returns one row per (model_id, language,
+    prompt_id, effect) with effect_kind (`context` or `contrast`), effect_value (fraction) and
+    n_strata.
     """
-    outcomes, model_ids, endpoints, codes = _coupling_inputs(pairs, records)
+    outcomes, model_ids, endpoints, codes = _as_inputs(pairs, records)
     prompt_ids, pair_prompt = codes["prompt"]
     languages, pair_language = codes["language"]
     language_of_prompt = np.empty(len(prompt_ids), dtype=np.int64)
@@ -373,29 +383,58 @@ def coupling_prompt_effects(pairs: pa.Table, records: pa.Table) -> pa.Table:
     )
 
 
-def _coupling_inputs(pairs: pa.Table, records: pa.Table):
-    """Outcome matrix (models, questions), model ids, pair endpoints and pair codes."""
-    question_key = pc.binary_join_element_wise(records["prompt_id"], records["question_id"], "\x1f")
-    questions = pc.unique(question_key)
-    record_q = pc.index_in(question_key, questions).to_numpy(zero_copy_only=False)
+class CouplingInputs(NamedTuple):
+    """The coupling estimators' inputs as arrays (`coupling_inputs`): outcome matrix (models,
+    questions), model ids, pair endpoints (question indices) and pair codes (prompt, language,
+    context, stratum)."""
+
+    outcomes: np.ndarray
+    model_ids: np.ndarray
+    endpoints: tuple[np.ndarray, np.ndarray]
+    codes: dict
+
+
+def _as_inputs(pairs: pa.Table | CouplingInputs, records: pa.Table | None) -> CouplingInputs:
+    """The estimators take int_question_pairs and the records as Arrow tables, or their arrays
+    already built: a caller that builds them first (the dbt models) lets the Arrow tables go
+    before the heavy part (2.3 GB at 10x paper scale)."""
+    if isinstance(pairs, CouplingInputs):
+        return pairs
+    return coupling_inputs(pairs, records)
+
+
+def coupling_inputs(pairs: pa.Table, records: pa.Table) -> CouplingInputs:
+    """Outcome matrix (models, questions), model ids, pair endpoints and pair codes, from
+    int_question_pairs (PAIR_COLUMNS) and the records (RECORD_COLUMNS: native outcome)."""
+    # A question is (prompt, question id): integer codes of each, combined, index the outcome
+    # matrix. (Joined string keys took ~2 GB at 10x paper scale; an index is only an address.)
+    prompt_universe, record_prompt = encode(records["prompt_id"])
+    question_universe, record_question = encode(records["question_id"])
+    record_key = record_prompt * len(question_universe) + record_question
+    questions, record_q = np.unique(record_key, return_inverse=True)
     model_ids, record_model = _object_codes(records["model_id"])
     y = pc.cast(records["outcome"], pa.float64()).to_numpy(zero_copy_only=False)
     outcomes = np.full((len(model_ids), len(questions)), np.nan)
     outcomes[record_model, record_q] = y  # null -> NaN
 
     def endpoint(column: str) -> np.ndarray:
-        key = pc.binary_join_element_wise(pairs["prompt_id"], pairs[column], "\x1f")
-        index = pc.index_in(key, questions)
-        if index.null_count:
+        try:
+            _, prompt = encode(pairs["prompt_id"], prompt_universe)
+            _, question = encode(pairs[column], question_universe)
+        except ValueError:
+            raise ValueError(f"pairs name questions without records ({column})") from None
+        key = prompt * len(question_universe) + question
+        index = np.searchsorted(questions, key)
+        if index.size and not np.array_equal(questions[np.minimum(index, len(questions) - 1)], key):
             raise ValueError(f"pairs name questions without records ({column})")
-        return index.to_numpy(zero_copy_only=False).astype(np.int64)
+        return index
 
     prompt_ids, pair_prompt = _object_codes(pairs["prompt_id"])
-    contexts = pairs["context"].to_numpy(zero_copy_only=False)
-    unknown = set(np.unique(contexts)) - set(CONTEXTS)
-    if unknown:
-        raise ValueError(f"unknown pair contexts {sorted(unknown)}")
-    pair_context = np.select([contexts == c for c in CONTEXTS], range(len(CONTEXTS)), -1)
+    # Arrow's dictionary codes, not a numpy object array: at 10x paper scale that is 16 M objects
+    try:
+        _, pair_context = encode(pairs["context"], CONTEXTS)
+    except ValueError as error:
+        raise ValueError(f"unknown pair contexts: {error}") from None
     _, pair_stratum = encode(pairs["stratum_key"])
     endpoints = (endpoint("question_id_1"), endpoint("question_id_2"))
     codes = {
@@ -404,7 +443,7 @@ def _coupling_inputs(pairs: pa.Table, records: pa.Table):
         "context": pair_context,
         "stratum": pair_stratum,
     }
-    return outcomes, model_ids, endpoints, codes
+    return CouplingInputs(outcomes, model_ids, endpoints, codes)
 
 
 def _object_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -435,6 +474,21 @@ class _CouplingCells:
         with np.errstate(invalid="ignore", divide="ignore"):
             self.joint = np.where(n > 0, s11 / np.where(n > 0, n, 1), 0.0)
 
+    def of_model(self, m: int) -> _CouplingCells:
+        """The same cells with model `m`'s sums only (models never mix in the estimators)."""
+        one = slice(m, m + 1)
+        return _CouplingCells(
+            self.prompt,
+            self.context,
+            self.group,
+            self.prompt_stratum,
+            self.n[one],
+            self.s1[one],
+            self.s2[one],
+            self.s11[one],
+            self.n_prompts,
+        )
+
 
 def _coupling_cells(outcomes, pair_q1, pair_q2, pair_prompt, pair_context, pair_stratum):
     """Cells of ONE language (prompt codes dense 0..P-1), per-model sums on native outcomes."""
@@ -442,24 +496,22 @@ def _coupling_cells(outcomes, pair_q1, pair_q2, pair_prompt, pair_context, pair_
     n_cells = len(first)
     group, _ = _codes(pair_context[first], pair_stratum[first])
     prompt_stratum, _ = _codes(pair_prompt[first], pair_stratum[first])
-    y1, y2 = outcomes[:, pair_q1], outcomes[:, pair_q2]
-    judged = ~(np.isnan(y1) | np.isnan(y2))
-    y1, y2 = np.where(judged, y1, 0.0), np.where(judged, y2, 0.0)
-    n_models = outcomes.shape[0]
-    flat = (np.arange(n_models)[:, None] * n_cells + cell[None, :]).ravel()
-
-    def total(values):
-        return np.bincount(flat, values.ravel(), n_models * n_cells).reshape(n_models, n_cells)
-
+    sums = np.empty((4, outcomes.shape[0], n_cells))  # n, s1, s2, s11 per model and cell
+    # One model at a time: (models, pairs) temporaries would take ~6 GB per language at 10x
+    # paper scale; per model, each cell's terms are still added in pair order, so the sums are
+    # the same to the bit.
+    for m, model_outcomes in enumerate(outcomes):
+        y1, y2 = model_outcomes[pair_q1], model_outcomes[pair_q2]
+        judged = ~(np.isnan(y1) | np.isnan(y2))
+        y1, y2 = np.where(judged, y1, 0.0), np.where(judged, y2, 0.0)
+        for k, values in enumerate((judged.astype(np.float64), y1, y2, y1 * y2)):
+            sums[k, m] = np.bincount(cell, values, n_cells)
     return _CouplingCells(
         pair_prompt[first],
         pair_context[first],
         group,
         prompt_stratum,
-        total(judged.astype(np.float64)),
-        total(y1),
-        total(y2),
-        total(y1 * y2),
+        *sums,
         int(pair_prompt.max()) + 1,
     )
 
@@ -626,6 +678,14 @@ def coupling_influence(cells: _CouplingCells) -> tuple[np.ndarray, np.ndarray, n
     return estimate, influence, presence
 
 
+def _influence_per_model(cells: _CouplingCells):
+    """`coupling_influence` one model at a time: its (models, cells) temporaries took ~5 GB at
+    10x paper scale. Every model's figures are computed exactly as in one call (models never mix;
+    the same terms are added in the same order)."""
+    parts = [coupling_influence(cells.of_model(m)) for m in range(cells.n_models)]
+    return tuple(np.concatenate([part[k] for part in parts]) for k in range(3))
+
+
 COUPLING_METHODS = ("auto", "exact", "linearised")
 # `auto` evaluates a language's draws exactly while models x cells x draws stays within this many
 # cell evaluations (about 30 s on a 2-core laptop at ~100 ns each), and linearised above it.
@@ -633,8 +693,8 @@ DEFAULT_EXACT_BUDGET = 300_000_000
 
 
 def coupling_bootstrap(
-    pairs: pa.Table,
-    records: pa.Table,
+    pairs: pa.Table | CouplingInputs,
+    records: pa.Table | None = None,
     *,
     draws: int,
     seed: int,
@@ -659,14 +719,16 @@ def coupling_bootstrap(
     the two agree.
     `method="auto"`: exact for a language whose models x cells x draws is at most
     `exact_budget`, linearised above it (exact there would take minutes to an hour).
-    Returns dicts: language, model_id, effect (a context or a contrast), estimate, ci_lo, ci_hi
-    (fractions), n_units (prompts with the effect), method (`exact` or `linearised`).
+    `pairs` and `records` as for `coupling_prompt_effects` (or `pairs` = their
+    `coupling_inputs`). Returns dicts: language, model_id, effect (a context or a contrast),
+    estimate, ci_lo, ci_hi (fractions), n_units (prompts with the effect), method (`exact` or
+    `linearised`).
     """
     if draws < 1:
         raise ValueError(f"draws must be >= 1, got {draws}")
     if method not in COUPLING_METHODS:
         raise ValueError(f"method must be one of {COUPLING_METHODS}, got {method!r}")
-    outcomes, model_ids, endpoints, codes = _coupling_inputs(pairs, records)
+    outcomes, model_ids, endpoints, codes = _as_inputs(pairs, records)
     languages, pair_language = codes["language"]
     rows: list[dict] = []
     for lang_code, language in enumerate(languages):
@@ -687,7 +749,7 @@ def coupling_bootstrap(
         if chosen == "exact":
             estimate, draw_values, den, presence = _exact_draws(cells, counts)
         else:
-            estimate, influence, presence = coupling_influence(cells)
+            estimate, influence, presence = _influence_per_model(cells)
             den = presence.sum(axis=2).astype(np.float64)
             flat = influence.reshape(-1, cells.n_prompts).T  # (prompts, models * EFFECTS)
             shifts = ((counts - 1.0) @ flat).reshape(draws, *estimate.shape)
@@ -744,8 +806,8 @@ COUPLING_INTERVALS_SCHEMA = pa.schema(
 
 
 def coupling_intervals(
-    pairs: pa.Table,
-    records: pa.Table,
+    pairs: pa.Table | CouplingInputs,
+    records: pa.Table | None = None,
     *,
     draws: int,
     seed: int,
@@ -755,8 +817,10 @@ def coupling_intervals(
     """int_coupling_intervals: `coupling_bootstrap` as one row per language x model (plus
     `MACRO_MODEL`) x effect, fractions, with effect_kind (`context` or `contrast`), the prompts
     with the effect, the draw count and the bootstrap method used. `pairs`: int_question_pairs;
-    `records`: int_question_validity (its native `outcome` is used, never the masked one)."""
-    records = records.select(["model_id", "prompt_id", "question_id", "outcome"])
+    `records`: int_question_validity (its native `outcome` is used, never the masked one); or
+    `pairs` = their `coupling_inputs`."""
+    if records is not None:
+        records = records.select(list(RECORD_COLUMNS))
     rows = coupling_bootstrap(
         pairs, records, draws=draws, seed=seed, method=method, exact_budget=exact_budget
     )

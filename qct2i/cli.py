@@ -26,16 +26,25 @@ def cmd_import(args: argparse.Namespace) -> int:
     from ingestion.bundle import BundleError, load_bundle
     from ingestion.warehouse import Warehouse, WarehouseBusy, prepare_working_copy, writer_lock
 
-    if args.replace_model and not args.append:
-        print("--replace-model only applies to an append import (--append)", file=sys.stderr)
-        return 2
+    for flag, named in (
+        ("--replace-model", args.replace_model),
+        ("--replace-judge", args.replace_judge),
+    ):
+        if named and not args.append:
+            print(f"{flag} only applies to an append import (--append)", file=sys.stderr)
+            return 2
     warehouse = Warehouse(_pin_warehouse())
     folder = Path(args.folder)
     try:
         with writer_lock(warehouse, f"qct2i import {args.folder}", args.wait):
             working = prepare_working_copy(warehouse)
             if args.append:
-                result = append_bundle(folder, working, replace_models=args.replace_model)
+                result = append_bundle(
+                    folder,
+                    working,
+                    replace_models=args.replace_model,
+                    replace_judges=args.replace_judge,
+                )
             else:
                 counts = load_bundle(folder, working)
     except (BundleError, WarehouseBusy) as error:
@@ -50,9 +59,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         print("appended " + ", ".join(f"{name}={n}" for name, n in result.added.items()))
         if any(result.replaced.values()):
             dropped = ", ".join(f"{name}={n}" for name, n in result.replaced.items() if n)
-            print(f"replaced the stored rows of {', '.join(args.replace_model)}: {dropped}")
+            print(f"replaced the stored rows of {_named_slices(args)}: {dropped}")
     print(f"into the working copy {warehouse.working}; `qct2i build` publishes it")
     return 0
+
+
+def _named_slices(args: argparse.Namespace) -> str:
+    models = [f"generator {model}" for model in args.replace_model]
+    return ", ".join(models + [f"judge {judge}" for judge in args.replace_judge])
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -234,6 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MODEL_ID",
         help="with --append: replace this generator's stored evidence with the bundle's "
         "(repeatable)",
+    )
+    imp.add_argument(
+        "--replace-judge",
+        action="append",
+        default=[],
+        metavar="JUDGE_ID",
+        help="with --append: replace this judge's stored judgments with the bundle's (repeatable)",
     )
     _add_wait(imp)
     imp.set_defaults(func=cmd_import)

@@ -8,14 +8,18 @@ writer lock (`ingestion.warehouse`); readers see it when the dbt assets publish.
 from pathlib import Path
 
 import dagster as dg
+import duckdb
+from pydantic import Field
 
 from dagster_defs.assets.dbt import WAREHOUSE_WRITER_POOL
 from dagster_defs.assets.generation import generated_images, judged_images
 from ingestion import simulator
-from ingestion.bundle import load_bundle
+from ingestion.append import append_bundle
+from ingestion.bundle import BundleError, load_bundle
 from ingestion.bundle_format import TABLES
 from ingestion.paths import warehouse_path
 from ingestion.warehouse import Warehouse, prepare_working_copy, writer_lock, writer_wait_s
+from reporting.facts import row_counts
 
 RAW_TABLE_KEYS = {name: dg.AssetKey(["raw", name]) for name in TABLES}
 
@@ -60,6 +64,11 @@ def simulated_bundle(
 
 class BundleImportConfig(dg.Config):
     folder: str | None = None  # default: the simulated bundle's folder
+    # `qct2i import --append`: add to the stored evidence by natural key (README, "Adding
+    # evidence"), swapping the named generators' and judges' slices
+    append: bool = False
+    replace_models: list[str] = Field(default_factory=list)
+    replace_judges: list[str] = Field(default_factory=list)
 
 
 # The GPU path writes its bundle with these assets (dagster_defs/assets/generation.py); the
@@ -86,16 +95,35 @@ def raw_table_deps(name: str) -> list:
     pool=WAREHOUSE_WRITER_POOL,
 )
 def import_bundle(context: dg.AssetExecutionContext, config: BundleImportConfig):
-    """Validate a bundle; replace the working copy's raw tables in one transaction (refusal
-    writes nothing); the dbt assets publish the working copy once every test passed."""
+    """Validate a bundle; replace (or, with `append`, add to) the working copy's raw tables in one
+    transaction (refusal writes nothing); the dbt assets publish the working copy once every test
+    passed."""
     folder = Path(config.folder) if config.folder else default_simulated_bundle_dir()
+    if (config.replace_models or config.replace_judges) and not config.append:
+        raise dg.Failure(description="replace_models / replace_judges need append: true")
     warehouse = Warehouse(warehouse_path())
     with writer_lock(warehouse, f"dagster run {context.run_id}", writer_wait_s()):
-        row_counts = load_bundle(folder, prepare_working_copy(warehouse))
-    context.log.info(f"imported {folder}: {row_counts}")
+        working = prepare_working_copy(warehouse)
+        try:
+            added = _import(folder, working, config)
+        except BundleError as refused:  # the problems, not a traceback, in the run's failure
+            raise dg.Failure(description=str(refused)) from None
+        with duckdb.connect(str(working), read_only=True) as con:
+            totals = row_counts(con, "raw")
+    context.log.info(f"imported {folder}: {added}")
     for name, key in RAW_TABLE_KEYS.items():
-        rows = row_counts.get(name, 0)
-        yield dg.MaterializeResult(
-            asset_key=key,
-            metadata={"rows": rows, "dagster/row_count": rows, "bundle": str(folder)},
-        )
+        rows = totals.get(name, 0)
+        metadata = {"rows": rows, "dagster/row_count": rows, "bundle": str(folder)}
+        if config.append:
+            metadata["rows_added"] = added.get(name, 0)
+        yield dg.MaterializeResult(asset_key=key, metadata=metadata)
+
+
+def _import(folder: Path, working: Path, config: BundleImportConfig) -> dict[str, int]:
+    """Rows the bundle brought per table (for an append: the rows it added)."""
+    if not config.append:
+        return load_bundle(folder, working)
+    result = append_bundle(
+        folder, working, config.replace_models, replace_judges=config.replace_judges
+    )
+    return result.added

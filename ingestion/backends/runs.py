@@ -5,14 +5,19 @@ rows are appended to `<bundle>/images.jsonl` (or judgments/transcriptions) in on
 fsync'd write after its PNGs are on disk (written atomically), so a crash loses at most the batch
 in flight; the existing `import_bundle` asset then validates and loads the folder into the raw
 tables, unchanged. Columns the contract does not know (seed, steps, guidance, revision, raw_text,
-reason, judge_model, ...) stay in the bundle files as provenance; the import ignores them.
+reason, ...) stay in the bundle files as provenance; the import ignores them. A judgment row
+carries its judge's identity (judge_model, judge_revision, prompt_template_sha: the Judgment's
+fields), which the import keeps in raw.judgments (CONTRACTS "Additions").
 Resuming: an item is done when its row is in the bundle file (and, for images, its PNG is in the
 store); done items are skipped, so a rerun draws each missing image once and never adds a row
 twice. For judgments "done" is per judge: an image counts as judged only by rows that carry the
 current judge's identity (model, revision, prompt-template hash; base.JudgeIdentity), so a new
-judge answers every image again and every row holds one judge's answer. The import keys
-judgments by (prompt, generator, question) until it learns `judge_id` (CONTRACTS "Additions"), so a
-bundle holding two judges' answers is refused there, loudly, rather than mixed.
+judge answers every image again and every row holds one judge's answer. The rows name no
+`judge_id`, so the import reads them as judge `default` and keys them by (prompt, generator,
+question, `default`): a bundle holding two identities' answers is refused there as duplicates,
+loudly, rather than mixed. A second judge's rows need a `judge_id` of their own (this driver
+writes none yet), or replace the stored answers with `qct2i import --append --replace-judge
+default`.
 """
 
 from __future__ import annotations

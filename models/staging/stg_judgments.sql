@@ -12,7 +12,11 @@ renamed as (
         cast(answer as varchar) as answer,
         -- The native outcome y of METHOD 1; a missing answer stays null, never "no".
         case answer when 'yes' then 1 when 'no' then 0 end as outcome,
-        cast(p_yes as double) as p_yes
+        cast(p_yes as double) as p_yes,
+        cast(judge_id as varchar) as judge_id,
+        cast(judge_model as varchar) as judge_model,
+        cast(judge_revision as varchar) as judge_revision,
+        cast(prompt_template_sha as varchar) as prompt_template_sha
     from source
 )
 

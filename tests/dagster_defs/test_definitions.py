@@ -77,7 +77,8 @@ def test_lineage_runs_simulator_and_gpu_assets_to_raw_to_staging_to_marts(graph)
     assert parents("raw/prompts") == {"simulated_bundle"}
     assert "gpu/generated_images" in parents("gpu/judged_images")
     assert "raw/judgments" in parents("staging/stg_judgments")
-    assert "staging/stg_judgments" in parents("intermediate/int_question_validity")
+    assert "staging/stg_judgments" in parents("intermediate/int_official_judgments")
+    assert "intermediate/int_official_judgments" in parents("intermediate/int_question_validity")
     assert "intermediate/int_hcq_group_views" in parents("marts/fct_hcq_leaderboard")
 
 

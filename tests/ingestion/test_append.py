@@ -14,6 +14,7 @@ import pytest
 from ingestion.append import append_bundle
 from ingestion.bundle import BundleError, load_bundle
 from ingestion.bundle_format import TABLES, write_bundle
+from ingestion.warehouse import Warehouse
 from tests.helpers import run_cli
 from tests.worlds.hand import hand_bundle_tables
 
@@ -118,15 +119,20 @@ def test_a_contradicting_judgment_is_refused_with_both_values(tmp_path, hand):
         append_bundle(write_bundle_dir(tmp_path / "c", changed), warehouse)
 
     problems = [str(p) for p in refused.value.problems]
-    key = f"prompt_id '{row['prompt_id']}', model_id '{row['model_id']}'"
+    key = (
+        f"prompt_id '{row['prompt_id']}', model_id '{row['model_id']}', "
+        f"question_id '{row['question_id']}', judge_id 'default'"  # no judge named: `default`
+    )
     line = index + 1  # JSONL: one row per line, written in list order
+    hint = (
+        "pass --replace-model MODEL_ID or --replace-judge JUDGE_ID to replace that generator's "
+        "or that judge's stored evidence"
+    )
     assert problems == [
-        f"judgments.jsonl:{line}: judgment ({key}, question_id '{row['question_id']}') "
-        "contradicts the stored row: answer is 'yes' in the warehouse, 'no' in this bundle; "
-        "pass --replace-model MODEL_ID to replace that generator's stored evidence",
-        f"judgments.jsonl:{line}: judgment ({key}, question_id '{row['question_id']}') "
-        "contradicts the stored row: p_yes is 0.9 in the warehouse, 0.25 in this bundle; "
-        "pass --replace-model MODEL_ID to replace that generator's stored evidence",
+        f"judgments.jsonl:{line}: judgment ({key}) contradicts the stored row: answer is 'yes' "
+        f"in the warehouse, 'no' in this bundle; {hint}",
+        f"judgments.jsonl:{line}: judgment ({key}) contradicts the stored row: p_yes is 0.9 "
+        f"in the warehouse, 0.25 in this bundle; {hint}",
     ]
     assert raw_tables(warehouse) == before
 
@@ -308,6 +314,175 @@ def test_cli_replace_model_needs_append(tmp_path, hand):
     )
     assert refused.returncode == 2
     assert "--replace-model only applies to an append import" in refused.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# Judges: part of a judgment's key; `--replace-judge` swaps one judge's slice
+# ------------------------------------------------------------------------------------------------
+
+SECOND = {"judge_id": "second", "judge_model": "vlm-b", "judge_revision": "r2"}
+
+
+def by_judge(tables, judge: dict, flip: bool = True) -> dict[str, list[dict]]:
+    """The bundle with its judgments answered by `judge`: every yes a no and back when `flip`
+    (a judge that contradicts the first on every answered question)."""
+    flipped = {"yes": "no", "no": "yes", None: None}
+    judged = copy.deepcopy(tables)
+    for row in judged["judgments"]:
+        row.update(judge)
+        if flip:
+            row["answer"] = flipped[row["answer"]]
+            row["p_yes"] = None if row["p_yes"] is None else round(1 - row["p_yes"], 6)
+    return judged
+
+
+def with_judgments(tables, judgments: list[dict]) -> dict[str, list[dict]]:
+    return {**tables, "judgments": judgments}
+
+
+def test_a_second_judges_answers_are_new_keys_not_contradictions(tmp_path, hand):
+    warehouse = tmp_path / "w.duckdb"
+    load_bundle(write_bundle_dir(tmp_path / "b", hand), warehouse)
+    second = by_judge(hand, SECOND)
+
+    result = append_bundle(write_bundle_dir(tmp_path / "s", second), warehouse)
+
+    both = with_judgments(hand, hand["judgments"] + second["judgments"])
+    reference = tmp_path / "reference.duckdb"
+    load_bundle(write_bundle_dir(tmp_path / "both", both), reference)
+    assert raw_tables(warehouse) == raw_tables(reference)
+    assert result.added["judgments"] == len(hand["judgments"])
+    assert not result.added["prompts"] and not result.added["generators"]
+
+
+def test_a_contradicting_row_of_a_named_judge_names_the_judge(tmp_path, hand):
+    warehouse = tmp_path / "w.duckdb"
+    second = by_judge(hand, SECOND)
+    load_bundle(write_bundle_dir(tmp_path / "b", second), warehouse)
+    changed = copy.deepcopy(second)
+    row = changed["judgments"][0]
+    assert row["judge_revision"] == "r2"
+    row["judge_revision"] = "r3"  # the same judge id, upgraded: not silently mixed in
+
+    with pytest.raises(BundleError) as refused:
+        append_bundle(write_bundle_dir(tmp_path / "c", changed), warehouse)
+
+    assert [str(p) for p in refused.value.problems] == [
+        f"judgments.jsonl:1: judgment (prompt_id '{row['prompt_id']}', model_id "
+        f"'{row['model_id']}', question_id '{row['question_id']}', judge_id 'second') "
+        "contradicts the stored row: judge_revision is 'r2' in the warehouse, 'r3' in this "
+        "bundle; pass --replace-model MODEL_ID or --replace-judge JUDGE_ID to replace that "
+        "generator's or that judge's stored evidence"
+    ]
+
+
+def test_replace_judge_swaps_that_judges_slice_only(tmp_path, hand, models):
+    warehouse = tmp_path / "w.duckdb"
+    second = by_judge(hand, SECOND)
+    both = with_judgments(hand, hand["judgments"] + second["judgments"])
+    load_bundle(write_bundle_dir(tmp_path / "b", both), warehouse)
+    # the second judge re-run, upgraded, on one generator only, losing one answer
+    rerun = by_judge(only_models(hand, {models[0]}), {**SECOND, "judge_revision": "r3"}, False)
+    rerun["judgments"] = rerun["judgments"][:-1]
+
+    result = append_bundle(
+        write_bundle_dir(tmp_path / "r", rerun), warehouse, replace_judges=["second"]
+    )
+
+    expected = with_judgments(hand, hand["judgments"] + rerun["judgments"])
+    reference = tmp_path / "reference.duckdb"
+    load_bundle(write_bundle_dir(tmp_path / "e", expected), reference)
+    assert raw_tables(warehouse) == raw_tables(reference)
+    assert result.replaced == {name: 0 for name in TABLES} | {"judgments": len(hand["judgments"])}
+    assert result.added["judgments"] == len(rerun["judgments"])
+
+
+def test_replace_judge_and_replace_model_drop_their_union_once(tmp_path, hand, models):
+    warehouse = tmp_path / "w.duckdb"
+    second = by_judge(hand, SECOND)
+    stored = with_judgments(hand, hand["judgments"] + second["judgments"])
+    load_bundle(write_bundle_dir(tmp_path / "b", stored), warehouse)
+    target = models[0]
+    # the target's images drawn again and judged by `default` (all yes), and `second` re-run
+    # everywhere (now agreeing with `default` on the stored images)
+    regenerated = [
+        dict(r, answer="yes", p_yes=1.0) for r in hand["judgments"] if r["model_id"] == target
+    ]
+    rejudged = by_judge(hand, SECOND, flip=False)["judgments"]
+
+    result = append_bundle(
+        write_bundle_dir(tmp_path / "r", with_judgments(hand, regenerated + rejudged)),
+        warehouse,
+        replace_models=[target],
+        replace_judges=["second"],
+    )
+
+    # dropped once each: every `second` row, and the target's `default` rows
+    assert result.replaced["judgments"] == len(hand["judgments"]) + len(regenerated)
+    others = [r for r in hand["judgments"] if r["model_id"] != target]
+    expected = with_judgments(hand, others + regenerated + rejudged)
+    reference = tmp_path / "reference.duckdb"
+    load_bundle(write_bundle_dir(tmp_path / "e", expected), reference)
+    assert raw_tables(warehouse) == raw_tables(reference)
+
+
+def test_replace_judge_needs_that_judge_in_the_bundle(tmp_path, hand):
+    warehouse = tmp_path / "w.duckdb"
+    load_bundle(write_bundle_dir(tmp_path / "b", hand), warehouse)
+    before = raw_tables(warehouse)
+
+    with pytest.raises(BundleError) as refused:
+        append_bundle(write_bundle_dir(tmp_path / "s", hand), warehouse, replace_judges=["second"])
+
+    assert [str(p) for p in refused.value.problems] == [
+        "(command line): --replace-judge second: the bundle holds no rows of this judge"
+    ]
+    assert raw_tables(warehouse) == before
+
+
+def test_a_warehouse_stored_before_judges_gains_the_columns_on_append(tmp_path, hand):
+    """raw.judgments as stored before CONTRACTS "Additions": an append adds the judge columns,
+    reads the stored rows as judge `default`, and then takes a second judge as new keys."""
+    warehouse = tmp_path / "w.duckdb"
+    load_bundle(write_bundle_dir(tmp_path / "b", hand), warehouse)
+    with duckdb.connect(str(warehouse)) as con:
+        for column in ("judge_id", "judge_model", "judge_revision", "prompt_template_sha"):
+            con.execute(f"ALTER TABLE raw.judgments DROP COLUMN {column}")
+
+    unchanged = append_bundle(tmp_path / "b", warehouse)
+    second = append_bundle(write_bundle_dir(tmp_path / "s", by_judge(hand, SECOND)), warehouse)
+
+    assert not unchanged.changed
+    assert second.added["judgments"] == len(hand["judgments"])
+    both = with_judgments(hand, hand["judgments"] + by_judge(hand, SECOND)["judgments"])
+    reference = tmp_path / "reference.duckdb"
+    load_bundle(write_bundle_dir(tmp_path / "both", both), reference)
+    assert raw_tables(warehouse) == raw_tables(reference)
+
+
+def test_cli_replace_judge(tmp_path, hand):
+    warehouse = tmp_path / "qct2i.duckdb"
+    second = write_bundle_dir(tmp_path / "s", by_judge(hand, SECOND))
+    needs_append = run_cli(["import", "--replace-judge", "second", str(second)], warehouse)
+    assert needs_append.returncode == 2
+    assert "--replace-judge only applies to an append import" in needs_append.stderr
+    imported = run_cli(["import", str(second)], warehouse)
+    assert imported.returncode == 0, imported.stderr
+    rejudged = write_bundle_dir(tmp_path / "r", by_judge(hand, {**SECOND, "judge_revision": "r3"}))
+
+    refused = run_cli(["import", "--append", str(rejudged)], warehouse)
+    replaced = run_cli(
+        ["import", "--append", "--replace-judge", "second", str(rejudged)], warehouse
+    )
+
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "judge_id 'second') contradicts the stored row" in refused.stderr
+    assert replaced.returncode == 0, replaced.stderr
+    n = len(hand["judgments"])
+    assert f"replaced the stored rows of judge second: judgments={n}" in replaced.stdout
+    with duckdb.connect(str(Warehouse(warehouse).working), read_only=True) as con:
+        revisions = con.sql("select distinct judge_revision from raw.judgments").fetchall()
+    assert revisions == [("r3",)]
 
 
 def write_bundle_dir(folder, tables, fmt="jsonl"):

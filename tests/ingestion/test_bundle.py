@@ -365,7 +365,7 @@ def test_rule4_null_in_a_parquet_column_is_refused(tmp_path):
     folder = write(tmp_path, good(), "parquet")
     rows = good()["judgments"]
     rows[4]["model_id"] = None
-    columns = {c: [row[c] for row in rows] for c in TABLES["judgments"].column_names}
+    columns = {c: [row.get(c) for row in rows] for c in TABLES["judgments"].column_names}
     pq.write_table(pa.table(columns), folder / "judgments.parquet")
 
     assert_problem(the_problem(folder), "judgments.parquet", 5, "missing model_id")
@@ -476,7 +476,11 @@ def test_rule4_parquet_missing_required_column_is_refused(tmp_path):
         ("questions", 5, "duplicate (prompt_id, question_id) ('p2', 'q2') (first on line 5)"),
         ("generators", 2, "duplicate model_id 'm2' (first on line 2)"),
         ("images", 2, "duplicate image_id 'i2' (first on line 2)"),
-        ("judgments", 3, "duplicate (prompt_id, model_id, question_id) ('p1', 'm1', 'q3')"),
+        (
+            "judgments",
+            3,
+            "duplicate (prompt_id, model_id, question_id, judge_id) ('p1', 'm1', 'q3', 'default')",
+        ),
         ("transcriptions", 1, "duplicate (prompt_id, model_id) ('p3', 'm1')"),
     ],
 )

@@ -1,4 +1,5 @@
-"""The demo world through the real import and dbt build lands within 3 points of Table 2.
+"""The demo world through the real import and dbt build lands within 3 points of Table 2, and its
+router tells Table 4's story.
 
 The demo warehouse is the session's one (`demo_warehouse` in tests/conftest.py)."""
 
@@ -38,3 +39,29 @@ def test_demo_leaderboard_matches_table2(demo_warehouse):
     worst = max(deviations, key=deviations.get)
     print(f"\nworst deviation from Table 2: {deviations[worst]:.2f} points at {worst}")
     assert all(d <= TOLERANCE_POINTS for d in deviations.values()), worst
+
+
+@pytest.mark.slow
+def test_demo_router_tells_table4s_story(demo_warehouse):
+    """Table 4 (issue 13): Q-Profile-C matches ERNIE-Image's bilingual score (within 0.3 points)
+    for clearly less GPU-s/MP, and Q-Profile-Q scores above every fixed generator. The paper's
+    figures are 89.51 vs 89.51 at 21.3% less; at paper scale bench/routing.py checks 15% or more,
+    at demo scale (fewer requests, folds of 500 concepts) at least 5% must remain."""
+    summary = {
+        router: (bilingual, cost)
+        for router, bilingual, cost in query(
+            demo_warehouse,
+            "select router, bilingual, gpu_s_per_mp from marts.agg_router_summary",
+        )
+    }
+    ernie, qc, qq = summary["fixed:ernie-image"], summary["q_profile_c"], summary["q_profile_q"]
+    fixed = {r: q for r, (q, _) in summary.items() if r.startswith("fixed:")}
+    saving = 1 - qc[1] / ernie[1]
+    best = max(fixed.values())
+    print(
+        f"\nQ-Profile-C {qc[0]:.2f} at {qc[1]:.2f} GPU-s/MP, ERNIE {ernie[0]:.2f} at {ernie[1]:.2f}"
+        f" ({100 * saving:.1f}% saved); Q-Profile-Q {qq[0]:.2f}, best fixed {best:.2f}"
+    )
+    assert abs(qc[0] - ernie[0]) <= 0.3
+    assert saving >= 0.05
+    assert all(qq[0] > quality for quality in fixed.values()), fixed

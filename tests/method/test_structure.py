@@ -13,9 +13,9 @@ from method.structure import (
     EFFECTS,
     MACRO_MODEL,
     _coupling_cells,
-    _coupling_inputs,
     coupling_bootstrap,
     coupling_influence,
+    coupling_inputs,
     coupling_prompt_effects,
     macro_mean,
     prompt_bootstrap,
@@ -489,7 +489,7 @@ def test_coupling_influence_is_the_derivative_in_the_prompt_weights():
     """IF_p = d theta / d w_p at w = 1, against central differences of a plain-Python world."""
     pairs, records = random_coupling_world(5)
     pair_rows = pairs.to_pylist()
-    outcomes, model_ids, endpoints, codes = _coupling_inputs(pairs, records)
+    outcomes, model_ids, endpoints, codes = coupling_inputs(pairs, records)
     languages, pair_language = codes["language"]
     h = 1e-6
     n_checked = 0

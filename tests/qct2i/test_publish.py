@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from tests.helpers import QCT2I, cli_env, run_cli
+from tests.helpers import QCT2I, cli_env, query, run_cli
 from tests.worlds.hand import write_hand_bundle
 
 BOARD = (
@@ -133,3 +133,16 @@ def test_readers_are_told_when_nothing_is_published(tmp_path):
     board = run_cli(["leaderboard"], tmp_path / "none.duckdb")
     assert board.returncode == 2
     assert "no published warehouse yet" in board.stderr and "Traceback" not in board.stderr
+
+
+def test_a_warehouse_stored_before_the_judge_columns_builds_without_a_reimport(published):
+    with duckdb.connect(str(published)) as con:  # what an older version stored
+        for column in ("judge_id", "judge_model", "judge_revision", "prompt_template_sha"):
+            con.execute(f"alter table raw.judgments drop column {column}")
+        board = con.execute(BOARD).fetchall()
+
+    built = run_cli(["build"], published)
+
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert query(published, BOARD) == board
+    assert query(published, "select distinct judge_id from raw.judgments") == [("default",)]

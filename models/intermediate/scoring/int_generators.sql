@@ -16,7 +16,7 @@ images as (
 ),
 
 judgments as (
-    select * from {{ ref('stg_judgments') }}
+    select * from {{ ref('int_official_judgments') }}
 ),
 
 measured_cost as (

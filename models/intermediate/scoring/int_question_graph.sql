@@ -14,60 +14,90 @@ ancestors as (
     select * from {{ ref('int_question_ancestors') }}
 ),
 
-undirected_edges as (
-    select
-        prompt_id,
-        parent_question_id as from_question_id,
-        child_question_id as to_question_id
-    from edges
-    union all
-    select
-        prompt_id,
-        child_question_id,
-        parent_question_id
-    from edges
-),
-
--- Every question reaches itself; components are the classes of this reachability relation.
-reachable (prompt_id, question_id, reached_question_id) as (
+-- Integer keys for the reachability recursion: its working set (one row per question pair of a
+-- component) held string keys at 3.7 GB at 10x paper scale; integers take a fraction of that.
+question_keys as (
     select
         prompt_id,
         question_id,
-        question_id as reached_question_id
+        question_order,
+        dense_rank() over (order by prompt_id) as prompt_key
     from questions
+),
+
+directed_edges as (
+    select
+        parents.prompt_key,
+        parents.question_order as from_order,
+        children.question_order as to_order
+    from edges
+    inner join question_keys as parents
+        on
+            edges.prompt_id = parents.prompt_id
+            and edges.parent_question_id = parents.question_id
+    inner join question_keys as children
+        on
+            edges.prompt_id = children.prompt_id
+            and edges.child_question_id = children.question_id
+),
+
+undirected_edges as (
+    select
+        prompt_key,
+        from_order,
+        to_order
+    from directed_edges
+    union all
+    select
+        prompt_key,
+        to_order,
+        from_order
+    from directed_edges
+),
+
+-- Every question reaches itself; components are the classes of this reachability relation.
+reachable (prompt_key, question_order, reached_order) as (
+    select
+        prompt_key,
+        question_order,
+        question_order as reached_order
+    from question_keys
 
     union
 
     select
-        reachable.prompt_id,
-        reachable.question_id,
-        undirected_edges.to_question_id
+        reachable.prompt_key,
+        reachable.question_order,
+        undirected_edges.to_order
     from reachable
     inner join undirected_edges
         on
-            reachable.prompt_id = undirected_edges.prompt_id
-            and reachable.reached_question_id = undirected_edges.from_question_id
+            reachable.prompt_key = undirected_edges.prompt_key
+            and reachable.reached_order = undirected_edges.from_order
 ),
 
+-- A component is numbered by its first question in prompt order.
 component_anchor as (
     select
-        reachable.prompt_id,
-        reachable.question_id,
-        min(questions.question_order) as anchor_order
+        prompt_key,
+        question_order,
+        min(reached_order) as anchor_order
     from reachable
-    inner join questions
-        on
-            reachable.prompt_id = questions.prompt_id
-            and reachable.reached_question_id = questions.question_id
-    group by reachable.prompt_id, reachable.question_id
+    group by prompt_key, question_order
 ),
 
 component_index as (
     select
-        prompt_id,
-        question_id,
-        dense_rank() over (partition by prompt_id order by anchor_order) as component_index
+        question_keys.prompt_id,
+        question_keys.question_id,
+        dense_rank() over (
+            partition by component_anchor.prompt_key order by component_anchor.anchor_order
+        ) as component_index
     from component_anchor
+    inner join question_keys
+        on
+            component_anchor.prompt_key = question_keys.prompt_key
+            and component_anchor.question_order = question_keys.question_order
 ),
 
 depth as (

@@ -8,7 +8,7 @@ questions as (
 ),
 
 judgments as (
-    select * from {{ ref('stg_judgments') }}
+    select * from {{ ref('int_official_judgments') }}
 ),
 
 transcriptions as (

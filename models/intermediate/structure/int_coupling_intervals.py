@@ -11,7 +11,7 @@ it in points.
 """
 
 from method.dbt_vars import var_int
-from method.structure import coupling_intervals
+from method.structure import PAIR_COLUMNS, RECORD_COLUMNS, coupling_inputs, coupling_intervals
 
 
 def model(dbt, session):
@@ -20,8 +20,15 @@ def model(dbt, session):
     seed = var_int(dbt.config.get("bootstrap_seed"))
     method = dbt.config.get("coupling_bootstrap")
     exact_budget = var_int(dbt.config.get("coupling_exact_budget"))  # "3e8" works too
-    pairs = dbt.ref("int_question_pairs").to_arrow_table()
-    records = dbt.ref("int_question_validity").to_arrow_table()
+    # Ordering only, no data flows: this model and int_coupling_prompt_effects each hold the
+    # record-level outcome matrix, and run side by side they took 17 GB at 10x paper scale
+    # (bench/RESULTS.md, "10x paper scale"); one after the other, the larger of the two.
+    dbt.ref("int_coupling_prompt_effects")
+    # The Arrow tables live only while their arrays are built (see method.structure._as_inputs).
+    inputs = coupling_inputs(
+        dbt.ref("int_question_pairs").project(", ".join(PAIR_COLUMNS)).to_arrow_table(),
+        dbt.ref("int_question_validity").project(", ".join(RECORD_COLUMNS)).to_arrow_table(),
+    )
     return coupling_intervals(
-        pairs, records, draws=draws, seed=seed, method=method, exact_budget=exact_budget
+        inputs, draws=draws, seed=seed, method=method, exact_budget=exact_budget
     )

@@ -7,11 +7,14 @@ the (language, context, stratum) totals minus the cell's own counts. The same in
 tests live in `method.structure.coupling_effects`.
 """
 
-from method.structure import coupling_prompt_effects
+from method.structure import PAIR_COLUMNS, RECORD_COLUMNS, coupling_inputs, coupling_prompt_effects
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    pairs = dbt.ref("int_question_pairs").to_arrow_table()
-    records = dbt.ref("int_question_validity").to_arrow_table()
-    return coupling_prompt_effects(pairs, records)
+    # The Arrow tables live only while their arrays are built (see method.structure._as_inputs).
+    inputs = coupling_inputs(
+        dbt.ref("int_question_pairs").project(", ".join(PAIR_COLUMNS)).to_arrow_table(),
+        dbt.ref("int_question_validity").project(", ".join(RECORD_COLUMNS)).to_arrow_table(),
+    )
+    return coupling_prompt_effects(inputs)
