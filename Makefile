@@ -63,7 +63,7 @@ bench: $(DEV)
 	$(BIN)/python -m bench.run_bench
 
 # Paper scale and 10x (24.6 M question records) in one run: import, build, bootstrap, peak RSS
-# (writes bench/scale_results.json; about an hour here, 10x needs ~20 GB of free disk).
+# (writes bench/scale_results.json; about 15 minutes here, and about 5 GB of free disk at 10x).
 bench-scale: $(DEV)
 	$(BIN)/python -m bench.run_scale
 

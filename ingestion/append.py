@@ -33,7 +33,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -43,6 +42,7 @@ from ingestion.raw_tables import (
     create_raw_table,
     quoted,
     raw_columns,
+    raw_transaction,
     record_import,
     resort_raw_table,
 )
@@ -95,19 +95,8 @@ def append_bundle(
     slices = [_Slice("model_id", model) for model in replace_models]
     slices += [_Slice("judge_id", judge) for judge in replace_judges]
     _refuse_unknown_replacements(folder, tables, slices)
-    warehouse.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(warehouse))
-    try:
-        con.begin()
-        try:
-            result = _append(con, folder, tables, slices)
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
-    finally:
-        con.close()
-    return result
+    with raw_transaction(warehouse) as con:
+        return _append(con, folder, tables, slices)
 
 
 def _refuse_unknown_replacements(folder, tables, slices: Sequence[_Slice]) -> None:

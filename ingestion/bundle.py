@@ -859,16 +859,6 @@ def load_bundle(
     """
     folder, warehouse = Path(folder), Path(warehouse)
     tables = read_bundle(folder, capabilities)
-    warehouse.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(warehouse))
-    try:
-        con.begin()
-        try:
-            raw_tables.replace_raw_tables(con, folder, tables)
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
-    finally:
-        con.close()
+    with raw_tables.raw_transaction(warehouse) as con:
+        raw_tables.replace_raw_tables(con, folder, tables)
     return {name: table.num_rows for name, table in tables.items()}

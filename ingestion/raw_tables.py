@@ -8,7 +8,8 @@ order of its terms.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +19,24 @@ import pyarrow as pa
 from ingestion.bundle_format import QUESTION_ORDER, TABLES
 
 IMPORT_LOG = "raw.bundle_imports"
+
+
+@contextlib.contextmanager
+def raw_transaction(warehouse: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One transaction on the warehouse file (created if missing): committed when the block
+    ends, rolled back when it raises, so an import is all or nothing."""
+    warehouse.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(warehouse))
+    try:
+        con.begin()
+        try:
+            yield con
+            con.commit()
+        except BaseException:
+            con.rollback()
+            raise
+    finally:
+        con.close()
 
 
 def raw_columns(name: str) -> list[tuple[str, str]]:

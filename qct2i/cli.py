@@ -1,5 +1,5 @@
-"""`qct2i`: demo, import, build, leaderboard, route, export-marts, report, docs (CONTRACTS.md,
-Commands)."""
+"""`qct2i`: demo, import, import-dsg, build, leaderboard, route, export-marts, report, docs
+(CONTRACTS.md, Commands)."""
 
 from __future__ import annotations
 
@@ -62,6 +62,41 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"replaced the stored rows of {_named_slices(args)}: {dropped}")
     print(f"into the working copy {warehouse.working}; `qct2i build` publishes it")
     return 0
+
+
+def cmd_import_dsg(args: argparse.Namespace) -> int:
+    """Convert a DSG release into a bundle (ingestion/dsg_release.py), report its dirty rows, then
+    import the bundle exactly as `qct2i import` does."""
+    import tempfile
+
+    from ingestion.dsg_release import DIRTY_CLASSES, DsgReleaseError, convert_release
+
+    with tempfile.TemporaryDirectory(prefix="qct2i-dsg-") as scratch:
+        out = Path(args.out) if args.out else Path(scratch) / "bundle"
+        try:
+            conversion = convert_release(
+                Path(args.questions),
+                [Path(a) for a in args.answers],
+                out,
+                args.ratings,
+                args.strict,
+            )
+        except DsgReleaseError as error:
+            print(error, file=sys.stderr)
+            return 2
+        counts = conversion.dirty_counts()
+        print("dirty rows: " + ", ".join(f"{name}={counts[name]}" for name in DIRTY_CLASSES))
+        if conversion.out_of_scope:
+            print(
+                f"skipped {conversion.out_of_scope} answers of prompt splits not in the questions"
+            )
+        if conversion.ratings_not_written:
+            print(
+                f"ratings: {conversion.ratings_not_written} rows read, not imported (no table yet)"
+            )
+        print(f"bundle {out} ({', '.join(f'{k}={n}' for k, n in conversion.counts.items())})")
+        args.folder, args.replace_model, args.replace_judge = str(out), [], []
+        return cmd_import(args)
 
 
 def _named_slices(args: argparse.Namespace) -> str:
@@ -258,6 +293,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_wait(imp)
     imp.set_defaults(func=cmd_import)
+
+    dsg = commands.add_parser(
+        "import-dsg", help="convert a DSG release (questions, answers per judge) and import it"
+    )
+    dsg.add_argument("--questions", required=True, help="the DSG questions CSV (e.g. dsg-1k-anns)")
+    dsg.add_argument(
+        "--answers",
+        action="append",
+        required=True,
+        metavar="CSV",
+        help="one judge's answers CSV, judge id = file name less _dsg (repeatable)",
+    )
+    dsg.add_argument("--ratings", help="the human Likert ratings CSV (checked, not imported yet)")
+    dsg.add_argument(
+        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
+    )
+    dsg.add_argument("--out", help="write the bundle here (absent or empty; default: temporary)")
+    dsg.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
+    _add_wait(dsg)
+    dsg.set_defaults(func=cmd_import_dsg)
 
     build = commands.add_parser(
         "build", help="dbt build on the working copy; publish it if every test passed"
