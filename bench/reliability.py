@@ -82,24 +82,28 @@ def _summaries(totals: np.ndarray) -> None:
         pairwise_intervals(totals[:, :, s])
 
 
+STATISTICS = (
+    "intermediate.int_prompt_sufficient_stats",
+    "seeds.capabilities",
+    "intermediate.int_capability_scores",
+)
+
+
+def timed_bootstrap(con: duckdb.DuckDBPyConnection):
+    """(statistics, load_s, bootstrap_s): reading the sufficient statistics, then the draws and
+    their summaries, timed apart (`make bench` and `make bench-scale` report both)."""
+    start = time.perf_counter()
+    tables = [con.sql(f"select * from {name}").to_arrow_table() for name in STATISTICS]
+    load_s = time.perf_counter() - start
+    start = time.perf_counter()
+    stats = stats_from_arrow(*tables)
+    _summaries(bootstrap_totals(stats, DRAWS, SEED))
+    return stats, load_s, time.perf_counter() - start
+
+
 def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        start = time.perf_counter()
-        tables = [
-            con.sql(f"select * from {name}").to_arrow_table()
-            for name in (
-                "intermediate.int_prompt_sufficient_stats",
-                "seeds.capabilities",
-                "intermediate.int_capability_scores",
-            )
-        ]
-        load_s = time.perf_counter() - start
-
-        start = time.perf_counter()
-        stats = stats_from_arrow(*tables)
-        totals = bootstrap_totals(stats, DRAWS, SEED)
-        _summaries(totals)
-        bootstrap_s = time.perf_counter() - start
+        stats, load_s, bootstrap_s = timed_bootstrap(con)
 
         concepts = np.array(stats.concept_ids)
         rng = np.random.default_rng(SEED)

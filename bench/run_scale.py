@@ -4,8 +4,9 @@
 runs in its own child process, so each peak RSS is that scale's alone: simulate the bundle (JSONL),
 read it raw with DuckDB (the baseline), validate and import it, `dbt build` every model and test
 (every analysis: structure, reliability, routing), then the concept bootstrap (2,000 draws x 3
-scopes, from the sufficient statistics). Peak RSS is reported for the Python process (simulator,
-importer, bootstrap) and for the dbt process apart; the figure the issue bounds is the larger.
+scopes, from the sufficient statistics; reading them is timed apart). Peak RSS is reported for the
+Python process (simulator, importer, bootstrap) and for the dbt process apart; the figure the issue
+bounds is the larger.
 
 Writes bench/scale_results.json and prints each figure at both scales with the 10x / 1x ratio.
 """
@@ -18,23 +19,16 @@ import resource
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
 
-from bench.reliability import DRAWS, SEED, _summaries
+from bench.reliability import timed_bootstrap
 from bench.run_bench import BENCH_DIR, dbt_build, raw_read_baseline, timed
 from ingestion import simulator
 from ingestion.bundle import load_bundle
-from method.bootstrap import bootstrap_totals, stats_from_arrow
 
 SCALES = {"1x": simulator.PAPER_CONCEPTS, "10x": 10 * simulator.PAPER_CONCEPTS}
-STATISTICS = (
-    "intermediate.int_prompt_sufficient_stats",
-    "seeds.capabilities",
-    "intermediate.int_capability_scores",
-)
 REPORTED = ("import_s", "dbt_build_s", "bootstrap_s", "peak_rss_mb")
 
 
@@ -55,13 +49,7 @@ def measure_one_scale(concepts: int, work: Path) -> dict:
     dbt_build_s = dbt_build(warehouse, work / "target")
     with duckdb.connect(str(warehouse), read_only=True) as con:
         (records,) = con.execute("select count(*) from marts.fct_question_records").fetchall()[0]
-        start = time.perf_counter()
-        stats = stats_from_arrow(
-            *(con.sql(f"select * from {t}").to_arrow_table() for t in STATISTICS)
-        )
-        totals = bootstrap_totals(stats, DRAWS, SEED)
-        _summaries(totals)
-        bootstrap_s = time.perf_counter() - start
+        _, bootstrap_load_s, bootstrap_s = timed_bootstrap(con)
     python_peak, dbt_peak = _peak_mb(resource.RUSAGE_SELF), _peak_mb(resource.RUSAGE_CHILDREN)
     return {
         "concepts": concepts,
@@ -73,6 +61,7 @@ def measure_one_scale(concepts: int, work: Path) -> dict:
         "baseline_raw_read_s": round(baseline_s, 2),
         "import_s": round(import_s, 2),
         "dbt_build_s": round(dbt_build_s, 1),
+        "bootstrap_load_s": round(bootstrap_load_s, 2),
         "bootstrap_s": round(bootstrap_s, 2),
         "python_peak_rss_mb_after_simulate": python_after_simulate,
         "python_peak_rss_mb": python_peak,

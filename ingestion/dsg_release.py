@@ -42,6 +42,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import networkx as nx
+
 from ingestion.bundle import Problem
 from ingestion.bundle_format import is_safe_id, write_bundle
 from ingestion.paths import SEEDS_DIR
@@ -187,33 +189,21 @@ def _listed_parents(row: _Row, ids: set[str], dirty: list[DirtyRow]) -> list[str
 def _break_cycles(rows: list[_Row], listed: dict[str, list[str]], dirty: list[DirtyRow]):
     """Add edges child by child (id order), parents in listed order; drop an edge whose parent is
     already reachable from the child (it would close a cycle)."""
-    children: dict[str, list[str]] = defaultdict(list)
+    graph = nx.DiGraph()  # parent -> child, the edges kept so far
+    graph.add_nodes_from(listed)
     kept: dict[str, list[str]] = {}
     line_of = {row.values["proposition_id"].strip(): row for row in rows}
     for child in sorted(listed, key=int):
         kept[child] = []
         for parent in listed[child]:
-            if _reaches(children, child, parent):
+            if nx.has_path(graph, child, parent):
                 row = line_of[child]
                 reason = f"edge {parent} -> {child} closes a cycle; dropped"
                 dirty.append(DirtyRow(row.file, row.line, "cycle", "repaired", reason))
                 continue
             kept[child].append(parent)
-            children[parent].append(child)
+            graph.add_edge(parent, child)
     return kept
-
-
-def _reaches(children: dict[str, list[str]], start: str, goal: str) -> bool:
-    stack, seen = [start], {start}
-    while stack:
-        node = stack.pop()
-        if node == goal:
-            return True
-        for nxt in children[node]:
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    return False
 
 
 def _item_tables(rows, category_map, source, dirty, problems) -> tuple[dict, list[dict]]:

@@ -819,8 +819,6 @@ def coupling_intervals(
     with the effect, the draw count and the bootstrap method used. `pairs`: int_question_pairs;
     `records`: int_question_validity (its native `outcome` is used, never the masked one); or
     `pairs` = their `coupling_inputs`."""
-    if records is not None:
-        records = records.select(list(RECORD_COLUMNS))
     rows = coupling_bootstrap(
         pairs, records, draws=draws, seed=seed, method=method, exact_budget=exact_budget
     )
