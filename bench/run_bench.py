@@ -26,7 +26,7 @@ BENCH_DIR = PROJECT_ROOT / "bench"
 
 # Further measurements over the built paper-scale warehouse: modules `bench/<name>.py` with
 # `measure(warehouse: Path, bundle: Path, work: Path) -> dict` whose keys join results.json.
-STAGES: tuple[str, ...] = ("structure", "reliability", "routing", "gpu_cpu")
+STAGES: tuple[str, ...] = ("structure", "reliability", "routing", "gpu_cpu", "subsets")
 
 
 def timed(fn, *args, **kwargs):

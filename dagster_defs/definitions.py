@@ -10,6 +10,7 @@ import dagster as dg
 from dagster_dbt import DbtCliResource
 
 from dagster_defs.assets.dbt import build_dbt_assets
+from dagster_defs.assets.evidence import constructed_questions, transcribed_images
 from dagster_defs.assets.generation import generated_images, judged_images
 from dagster_defs.assets.ingestion import import_bundle, simulated_bundle
 from dagster_defs.assets.report import report
@@ -43,6 +44,8 @@ def defs() -> dg.Definitions:
             build_dbt_assets(project),
             generated_images,
             judged_images,
+            transcribed_images,
+            constructed_questions,
             report,
         ],
         jobs=[demo_job, import_and_build_job],

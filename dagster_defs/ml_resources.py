@@ -4,7 +4,8 @@ QCT2I_ML_PROFILE=cpu (default): every generator partition draws with a tiny Stab
 pipeline and the judge is a tiny Qwen3-VL, both built in code into QCT2I_TINY_MODELS (default
 <warehouse folder>/tiny_models) on first use and then loaded by the real loaders.
 QCT2I_ML_PROFILE=gpu: the generators of seeds/generators.csv (a folder <QCT2I_MODEL_ROOT>/<model_id>
-overrides the hub id) and the judge QCT2I_JUDGE_MODEL (default Qwen/Qwen3-VL-8B-Instruct).
+overrides the hub id) and the judge QCT2I_JUDGE_MODEL (default Qwen/Qwen3-VL-30B-A3B-Instruct) on
+QCT2I_JUDGE_BACKEND (default vllm), its engine settings from the resource's config.
 Nothing here imports torch; the backends do, when a run loads them.
 """
 
@@ -12,13 +13,17 @@ import os
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from ingestion.backends.generators import GeneratorSpec, load_generator_specs
 from ingestion.backends.registry import create
 from ingestion.backends.tiny import TINY_SD_OVERRIDES
+from ingestion.bundle_format import DEFAULT_JUDGE_ID
 from ingestion.paths import warehouse_path
 
-DEFAULT_JUDGE = "Qwen/Qwen3-VL-8B-Instruct"
+DEFAULT_JUDGE = "Qwen/Qwen3-VL-30B-A3B-Instruct"  # the choice is argued in the README
+DEFAULT_OCR = "Qwen/Qwen3-VL-30B-A3B-Instruct"  # the paper reads text with Qwen3-VL-30B Instruct
+DEFAULT_WRITER = "Qwen/Qwen3-235B-A22B"  # the paper's question writer (thinking off)
 
 
 def default_tiny_dir() -> str:
@@ -31,6 +36,8 @@ def _tiny(folder: Path, builder: str) -> str:
 
         if builder == "sd":
             tiny.build_tiny_stable_diffusion(folder)
+        elif builder == "lm":
+            tiny.build_tiny_text_lm(folder)
         else:
             tiny.build_tiny_qwen3_vl(folder)
     return str(folder)
@@ -53,16 +60,35 @@ class ImageGeneratorResource(dg.ConfigurableResource):
         return spec
 
     def load(self, spec: GeneratorSpec):
-        return create("generator", "diffusers", spec=spec, device=self.device)
+        return create("generator", spec.backend, spec=spec, device=self.device)
 
 
 class QuestionJudgeResource(dg.ConfigurableResource):
     profile: str = "cpu"
-    backend: str = "transformers"  # or "vllm"
+    backend: str = "vllm"  # or "transformers"
     model: str = DEFAULT_JUDGE
     revision: str | None = None
+    judge_id: str = DEFAULT_JUDGE_ID  # the name its answers are keyed by (one identity per name)
     tiny_dir: str | None = None
     device: str = "auto"
+    chunk_images: int = 64  # images per judge_many call (one vLLM generate()) and per append
+    # vLLM engine settings (backend "vllm" only)
+    max_model_len: int = 8192  # a 1 MP image is ~1k tokens; questions are short
+    limit_mm_per_prompt: dict[str, int] = Field(default_factory=lambda: {"image": 1, "video": 0})
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_num_seqs: int | None = None  # vLLM's default when unset
+
+    def engine_settings(self) -> dict:
+        settings = {
+            "max_model_len": self.max_model_len,
+            "limit_mm_per_prompt": dict(self.limit_mm_per_prompt),
+            "tensor_parallel_size": self.tensor_parallel_size,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+        }
+        if self.max_num_seqs is not None:
+            settings["max_num_seqs"] = self.max_num_seqs
+        return settings
 
     def load(self):
         if self.profile == "cpu":
@@ -75,8 +101,83 @@ class QuestionJudgeResource(dg.ConfigurableResource):
                 revision=self.revision,  # pins the recorded revision (part of the judge's identity)
                 device="cpu",
             )
+        engine = self.engine_settings() if self.backend == "vllm" else {}
         return create(
-            "judge", self.backend, source=self.model, revision=self.revision, device=self.device
+            "judge",
+            self.backend,
+            source=self.model,
+            revision=self.revision,
+            device=self.device,
+            **engine,
+        )
+
+
+class TextTranscriberResource(dg.ConfigurableResource):
+    """The OCR reader of Eq. 3 (transformers Qwen3-VL): on the cpu profile the tiny model."""
+
+    profile: str = "cpu"
+    model: str = DEFAULT_OCR
+    revision: str | None = None
+    tiny_dir: str | None = None
+    device: str = "auto"
+    max_new_tokens: int = 2048  # a dense sign's JSON block list; cut answers are `truncated`
+
+    def load(self):
+        if self.profile == "cpu":
+            folder = Path(self.tiny_dir or default_tiny_dir()) / "qwen3_vl"
+            source, name = _tiny(folder, "vl"), "tiny-qwen3-vl"
+        else:
+            source, name = self.model, self.model
+        return create(
+            "transcriber",
+            "transformers",
+            source=source,
+            model_name=name,
+            revision=self.revision,
+            device="cpu" if self.profile == "cpu" else self.device,
+            max_new_tokens=self.max_new_tokens,
+        )
+
+
+class QuestionWriterResource(dg.ConfigurableResource):
+    """The question writer of METHOD 13: on the cpu profile the tiny text LM through
+    transformers; on gpu `backend` (default vllm) with `model` and its engine settings."""
+
+    profile: str = "cpu"
+    backend: str = "vllm"
+    model: str = DEFAULT_WRITER
+    tiny_dir: str | None = None
+    batch_size: int = 64  # prompts per write_many call (one LLM batch), validated and appended
+    max_tokens: int = 2048
+    tensor_parallel_size: int = 8  # 235B-A22B in bf16 is ~470 GB of weights
+    max_model_len: int = 8192
+    gpu_memory_utilization: float = 0.9
+
+    def load(self, tags: list[str]):
+        if self.profile == "cpu":
+            # the tiny path constructs its backend directly, as _tiny builds its model
+            from ingestion.backends.transformers_writer import TransformersQuestionWriter
+
+            folder = Path(self.tiny_dir or default_tiny_dir()) / "text_lm"
+            return TransformersQuestionWriter(
+                _tiny(folder, "lm"),
+                tags,
+                model_name="tiny-text-lm",
+                device="cpu",
+                max_new_tokens=self.max_tokens,
+            )
+        engine = {
+            "tensor_parallel_size": self.tensor_parallel_size,
+            "max_model_len": self.max_model_len,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+        }
+        return create(
+            "question_writer",
+            self.backend,
+            source=self.model,
+            tags=tags,
+            max_tokens=self.max_tokens,
+            **(engine if self.backend == "vllm" else {}),
         )
 
 
@@ -84,11 +185,21 @@ def ml_resources_from_env() -> dict[str, dg.ConfigurableResource]:
     profile = os.environ.get("QCT2I_ML_PROFILE", "cpu")
     return {
         "image_generator": ImageGeneratorResource(
-            profile=profile, model_root=os.environ.get("QCT2I_MODEL_ROOT")
+            profile=profile,
+            model_root=os.environ.get("QCT2I_MODEL_ROOT"),
+            # one device per drawing process (a Celery worker, a pod): "auto" is cuda:0 of the
+            # GPUs CUDA_VISIBLE_DEVICES leaves it, or name one, e.g. cuda:3
+            device=os.environ.get("QCT2I_GENERATOR_DEVICE", "auto"),
         ),
         "question_judge": QuestionJudgeResource(
             profile=profile,
-            backend=os.environ.get("QCT2I_JUDGE_BACKEND", "transformers"),
+            backend=os.environ.get("QCT2I_JUDGE_BACKEND", "vllm"),
             model=os.environ.get("QCT2I_JUDGE_MODEL", DEFAULT_JUDGE),
+        ),
+        "text_transcriber": TextTranscriberResource(
+            profile=profile, model=os.environ.get("QCT2I_OCR_MODEL", DEFAULT_OCR)
+        ),
+        "question_writer": QuestionWriterResource(
+            profile=profile, model=os.environ.get("QCT2I_WRITER_MODEL", DEFAULT_WRITER)
         ),
     }

@@ -4,6 +4,8 @@ A bundle is refused as a whole, with every problem listed at once, or accepted a
 of a refused bundle reaches the warehouse. Validation runs in three layers, each on whatever the
 previous layer could read, so one run reports everything that can be known:
 
+0. a release's manifest (`manifest.json`, ingestion/manifest.py), when the bundle has one: a file
+   changed, missing or not listed refuses the bundle before anything is read;
 1. files: a required table's file missing, a table present in both formats, a folder where a file
    should be, an unreadable file (a truncated or corrupt Parquet file, text that is not UTF-8);
 2. shapes, row by row: malformed JSON lines (a key repeated within one object, a line over
@@ -62,6 +64,7 @@ from ingestion.bundle_format import (
     TableSpec,
     is_safe_id,
 )
+from ingestion.manifest import manifest_problems
 from ingestion.paths import SEEDS_DIR
 
 DEFAULT_TAXONOMY_SEED = SEEDS_DIR / "capabilities.csv"
@@ -494,7 +497,7 @@ def _shape_checks(spec: TableSpec, table: pa.Table) -> list[_Check]:
         name = c.name
         if not c.nullable:
             checks.append(_row_check(spec.name, f"{name} IS NULL", f"'missing {name}'", skip=name))
-        if c.type == _STRING and name.endswith("_id") and _has_suspect_ids(table[name]):
+        if c.is_safe_id_column and _has_suspect_ids(table[name]):
             checks += _id_checks(spec.name, name)
         if c.type == _FLOAT:
             reason = f"format('{name} must be a finite number, got {{}}', {name})"
@@ -627,11 +630,26 @@ def _meaning_checks(check_generators: bool) -> list[_Check]:
     for column in ("width", "height", "gpus"):
         reason = f"format('{column} must be > 0, got {{}}', {column})"
         checks.append(_row_check("images", f"{column} <= 0", reason))
-    for table in ("questions", "images", "transcriptions"):
+    checks.append(
+        _row_check(
+            "ratings",
+            "trim(scale) = ''",
+            "'empty scale (name the rating scale, e.g. likert_1_5)'",
+        )
+    )
+    checks += [
+        _row_check(
+            "conversion_report",
+            "action NOT IN ('repaired', 'dropped')",
+            "format('action must be ''repaired'' or ''dropped'', got {}', q(action))",
+        ),
+        _row_check("conversion_report", "line < 1", "format('line must be >= 1, got {}', line)"),
+    ]
+    for table in ("questions", "images", "transcriptions", "ratings"):
         reason = "format('unknown prompt {}', q(prompt_id))"
         checks.append(_reference_check(table, ("prompt_id",), "prompts", reason))
     if check_generators:
-        for table in ("images", "judgments", "transcriptions"):
+        for table in ("images", "judgments", "transcriptions", "ratings"):
             reason = "format('model {} is not listed in generators', q(model_id))"
             checks.append(_reference_check(table, ("model_id",), "generators", reason))
     return checks
@@ -773,6 +791,11 @@ def read_bundle(
     only later checks find wrong (the append import's contradictions).
     """
     folder = Path(folder)
+    # a release's manifest (`qct2i export`) is checked before any file is read: a file that is not
+    # the one the exporter wrote is refused, whatever it now holds
+    mismatches = manifest_problems(folder)
+    if mismatches:
+        raise BundleError(folder, [Problem(file, None, reason) for file, reason in mismatches])
     if capabilities is None:
         capabilities = default_capabilities()
     read = {name: _read_table(folder, spec) for name, spec in TABLES.items()}

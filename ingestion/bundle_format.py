@@ -32,6 +32,12 @@ class Column:
     def duckdb_type(self) -> str:
         return _DUCKDB_TYPES[self.type]
 
+    @property
+    def is_safe_id_column(self) -> bool:
+        """Whether the column holds an id that must be safe as a file name (`is_safe_id`). A hub
+        id (`owner/name`) names a repository on the model hub, never a file here."""
+        return self.type == pa.string() and self.name.endswith("_id") and self.name != "hub_id"
+
 
 _LIST_OF_STRINGS = pa.list_(pa.string())
 _DUCKDB_TYPES = {
@@ -118,6 +124,11 @@ TABLES: dict[str, TableSpec] = {
                 _c("model_id"),
                 _c("display_name"),
                 _c("cost_gpu_s_per_mp", pa.float64(), nullable=True),
+                # CONTRACTS "Additions": where the weights came from and how the cost was known
+                _c("hub_id", nullable=True),
+                _c("revision", nullable=True),
+                _c("pipeline_class", nullable=True),
+                _c("cost_source", nullable=True),
             ),
             ("model_id",),
         ),
@@ -133,6 +144,12 @@ TABLES: dict[str, TableSpec] = {
                 _c("latency_s", pa.float64()),
                 _c("gpus", pa.int64()),
                 _c("path", nullable=True),
+                # CONTRACTS "Additions": how the image was drawn
+                _c("seed", pa.int64(), nullable=True),
+                _c("steps", pa.int64(), nullable=True),
+                _c("guidance", pa.float64(), nullable=True),
+                _c("generator_revision", nullable=True),
+                _c("backend", nullable=True),
             ),
             ("image_id",),
         ),
@@ -162,8 +179,42 @@ TABLES: dict[str, TableSpec] = {
                 _c("model_id"),
                 _c("status"),
                 _c("blocks", _LIST_OF_STRINGS),
+                # CONTRACTS "Additions": which OCR model read the image, and why nothing was read
+                _c("ocr_model", nullable=True),
+                _c("ocr_revision", nullable=True),
+                _c("reason", nullable=True),
             ),
             ("prompt_id", "model_id"),
+        ),
+        TableSpec(
+            # CONTRACTS "Additions": one human rating of one image (METHOD 15). A rater rates an
+            # image once; the image of a (prompt, model) is the one the judges answered about.
+            "ratings",
+            False,
+            (
+                _c("prompt_id"),
+                _c("model_id"),
+                _c("rater_id"),
+                _c("rating", pa.float64()),
+                _c("scale"),
+            ),
+            ("prompt_id", "model_id", "rater_id"),
+        ),
+        TableSpec(
+            # What a converter (`qct2i import-dsg`) repaired or dropped on the way into the bundle:
+            # one row per dirty thing, with the source file and line it came from, so that the
+            # marts can show what the evidence lost (issue 15). Optional: a hand-made bundle has
+            # none.
+            "conversion_report",
+            False,
+            (
+                _c("source_file"),
+                _c("line", pa.int64()),
+                _c("dirty_class"),
+                _c("action"),
+                _c("reason"),
+            ),
+            ("source_file", "line", "dirty_class", "reason"),
         ),
     )
 }

@@ -10,8 +10,10 @@ One prompt per questions `item_id` (language `en`, source the questions file's s
 `q<proposition_id>` per row, its capability from seeds/dsg_category_map.csv. Answers match
 questions on (`item_id`, `question_id` = `proposition_id`). The release's answers for TIFA160 use
 DSG-1k's `tifa160_<n>` items, not tifa160-dev-anns.csv's (`coco_...`, other questions), so their
-questions file is dsg-1k-anns.csv (or its `tifa160_` rows). The bundle has no `ratings` table yet
-(CONTRACTS), so the ratings file is only checked for its columns and counted, not written.
+questions file is dsg-1k-anns.csv (or its `tifa160_` rows). The ratings file becomes the bundle's
+`ratings` table (CONTRACTS "Additions"): one row per (item, model, worker), `rater_id` the worker
+id, `rating` the answer as a number, `scale` `likert_1_5` (the release's 1-5 consistency Likert
+scale, README of the release).
 
 Dirty rows, each reported as file:line: reason, where line is the CSV's 1-based physical line on
 which the row starts, the header being line 1. The default mode repairs by these rules; `strict`
@@ -26,20 +28,23 @@ refuses with every problem listed:
   becomes a null answer, a missing judgment, never a "no";
 - `unknown_question`: an answer to an item or question the questions file lacks: dropped;
 - `duplicate_answer`: a second answer of one judge to one question of one image: dropped;
-- `duplicate_question`: a second row with an item's `proposition_id`: dropped (the first wins).
-Answers of a `dsg_prompt_split` none of whose rows match the questions file (the answers files
-hold TIFA160 and DSG-1k together) are out of scope: skipped and counted, not dirty.
-Every repair and drop is written to the bundle as `dsg_import_report.jsonl`, which the importer
-ignores (it reads only the CONTRACTS tables).
+- `duplicate_question`: a second row with an item's `proposition_id`: dropped (the first wins);
+- `rating_not_on_scale`: a rating that is not a whole number from 1 to 5: dropped (a human rating
+  cannot be repaired, and no rating is guessed);
+- `unknown_rated_item`: a rating of an item the questions file lacks: dropped;
+- `duplicate_rating`: a second rating of one worker for one image: dropped (the first wins).
+Answers and ratings of a `dsg_prompt_split` none of whose rows match the questions file (the
+answers files hold TIFA160 and DSG-1k together) are out of scope: skipped and counted, not dirty.
+Every repair and drop is written to the bundle's `conversion_report` table (file, line, class,
+action, reason), which the importer loads like any other, so the marts show what was lost.
 """
 
 from __future__ import annotations
 
 import csv
-import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
@@ -49,7 +54,7 @@ from ingestion.bundle_format import is_safe_id, write_bundle
 from ingestion.paths import SEEDS_DIR
 
 DEFAULT_CATEGORY_MAP = SEEDS_DIR / "dsg_category_map.csv"
-REPORT_FILE = "dsg_import_report.jsonl"
+REPORT_FILE = "conversion_report.jsonl"  # the bundle table `conversion_report`
 DIRTY_CLASSES = (
     "parent_in_words",
     "self_loop",
@@ -59,6 +64,9 @@ DIRTY_CLASSES = (
     "unknown_question",
     "duplicate_answer",
     "duplicate_question",
+    "rating_not_on_scale",
+    "unknown_rated_item",
+    "duplicate_rating",
 )
 QUESTION_COLUMNS = (
     "item_id",
@@ -72,6 +80,9 @@ QUESTION_COLUMNS = (
 )
 ANSWER_COLUMNS = ("t2i_model", "item_id", "question_id", "answer")
 RATING_COLUMNS = ("t2i_model", "item_id", "worker_id", "answer")
+# The release's human ratings: "How consistent is the image with the text description?", 1-5.
+RATING_SCALE = "likert_1_5"
+RATING_VALUES = range(1, 6)
 BLANK_CATEGORY = "-"
 
 
@@ -103,9 +114,8 @@ class Conversion:
     folder: Path
     counts: dict[str, int]
     dirty: list[DirtyRow] = field(default_factory=list)
-    # answers rows of other prompt splits (not dirty: the file holds several releases)
+    # answers and ratings rows of other prompt splits (not dirty: a file holds several releases)
     out_of_scope: int = 0
-    ratings_not_written: int = 0
 
     def dirty_counts(self) -> Counter:
         return Counter(row.dirty_class for row in self.dirty)
@@ -261,9 +271,28 @@ def _first_of_each_id(rows: list[_Row], dirty: list[DirtyRow]) -> list[_Row]:
     return list(kept.values())
 
 
-def _questions_tables(path: Path, category_map, dirty, problems):
+def item_split(item_id: str) -> str:
+    """The prompt split of a DSG item: its id less the trailing `_<number>` (`tifa160_12` ->
+    `tifa160`), the answers files' `dsg_prompt_split`."""
+    head, _, number = item_id.rpartition("_")
+    return head if head and number.isdigit() else item_id
+
+
+def _rows_of_splits(path: Path, splits: Sequence[str], problems) -> list[_Row]:
+    """The questions file's rows, only those of `splits` when any are named."""
+    rows = read_csv_rows(path, QUESTION_COLUMNS)
+    if not splits:
+        return rows
+    present = {item_split(row.values["item_id"] or "") for row in rows}
+    for split in sorted(set(splits) - present):
+        listed = ", ".join(sorted(present))
+        problems.append(Problem(path.name, None, f"no item of split {split!r} (it has {listed})"))
+    return [row for row in rows if item_split(row.values["item_id"] or "") in splits]
+
+
+def _questions_tables(path: Path, category_map, dirty, problems, splits: Sequence[str] = ()):
     by_item: dict[str, list[_Row]] = defaultdict(list)
-    for row in read_csv_rows(path, QUESTION_COLUMNS):
+    for row in _rows_of_splits(path, splits, problems):
         item_id = row.values["item_id"]
         if not is_safe_id(item_id):
             problems.append(Problem(row.file, row.line, f"item_id {item_id!r} is not a safe id"))
@@ -290,19 +319,9 @@ def _judgments(path: Path, known: set[tuple[str, str]], dirty, problems) -> _Ans
         return _Answers([], 0)
     judgments, seen = [], set()
     items = {prompt_id for prompt_id, _ in known}
-    rows = read_csv_rows(path, ANSWER_COLUMNS)
-    for row in rows:
-        row.values["prompt_id"] = row.values["item_id"] if row.values["item_id"] in items else None
-    in_scope = {_split(row) for row in rows if row.values["prompt_id"] is not None}
-    if rows and not in_scope:
-        reason = "no row answers an item of the questions file (is it the right questions file?)"
-        problems.append(Problem(path.name, None, reason))
-    out_of_scope = 0
+    rows, out_of_scope = _rows_in_scope(path, ANSWER_COLUMNS, items, problems)
     for row in rows:
         v = row.values
-        if _split(row) not in in_scope:
-            out_of_scope += 1
-            continue
         prompt_id = v["prompt_id"]
         question_id = f"q{v['question_id'].strip()}"
         if (prompt_id, question_id) not in known:
@@ -325,6 +344,21 @@ def _judgments(path: Path, known: set[tuple[str, str]], dirty, problems) -> _Ans
 
 def _split(row: _Row) -> str | None:
     return row.values.get("dsg_prompt_split")
+
+
+def _rows_in_scope(path: Path, columns, items: set[str], problems) -> tuple[list[_Row], int]:
+    """The rows of an answers or ratings file whose prompt split has an item of the questions
+    file (each with `prompt_id`, None for an item the questions file lacks), and how many rows
+    of other splits were skipped."""
+    rows = read_csv_rows(path, columns)
+    for row in rows:
+        row.values["prompt_id"] = row.values["item_id"] if row.values["item_id"] in items else None
+    in_scope = {_split(row) for row in rows if row.values["prompt_id"] is not None}
+    if rows and not in_scope:
+        reason = "no row names an item of the questions file (is it the right questions file?)"
+        problems.append(Problem(path.name, None, reason))
+    kept = [row for row in rows if _split(row) in in_scope]
+    return kept, len(rows) - len(kept)
 
 
 @dataclass(frozen=True)
@@ -353,6 +387,62 @@ def _judgment(row: _Row, prompt_id: str, question_id: str, judge_id: str, dirty)
 
 
 # --------------------------------------------------------------------------------------------------
+# Human ratings (METHOD 15)
+# --------------------------------------------------------------------------------------------------
+
+
+def _ratings(path: Path, items: set[str], dirty, problems) -> tuple[list[dict], int]:
+    """The `ratings` rows of the release's Likert file, and how many rows were out of scope."""
+    ratings, seen = [], set()
+    rows, out_of_scope = _rows_in_scope(path, RATING_COLUMNS, items, problems)
+    for row in rows:
+        v = row.values
+        if v["prompt_id"] is None:
+            reason = f"item {v['item_id']} is not in the questions file"
+            dirty.append(DirtyRow(row.file, row.line, "unknown_rated_item", "dropped", reason))
+            continue
+        model_id, rater_id = v["t2i_model"], v["worker_id"].strip()
+        unsafe = [
+            f"{name} {value!r}"
+            for name, value in (("t2i_model", model_id), ("worker_id", rater_id))
+            if not is_safe_id(value)
+        ]
+        if unsafe:
+            problems.append(Problem(row.file, row.line, f"{' and '.join(unsafe)} not a safe id"))
+            continue
+        rating = _rating_value(v["answer"])
+        if rating is None:
+            reason = f"rating {v['answer'][:40]!r} is not a whole number from 1 to 5; dropped"
+            dirty.append(DirtyRow(row.file, row.line, "rating_not_on_scale", "dropped", reason))
+            continue
+        key = (v["prompt_id"], model_id, rater_id)
+        if key in seen:
+            reason = f"second rating of worker {rater_id} for {model_id}/{v['prompt_id']}; dropped"
+            dirty.append(DirtyRow(row.file, row.line, "duplicate_rating", "dropped", reason))
+            continue
+        seen.add(key)
+        ratings.append(
+            {
+                "prompt_id": v["prompt_id"],
+                "model_id": model_id,
+                "rater_id": rater_id,
+                "rating": rating,
+                "scale": RATING_SCALE,
+            }
+        )
+    return ratings, out_of_scope
+
+
+def _rating_value(text: str) -> float | None:
+    """The rating as a float when it is one of the scale's whole numbers (`4`, ` 4 `, `4.0`)."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value.is_integer() and int(value) in RATING_VALUES else None
+
+
+# --------------------------------------------------------------------------------------------------
 # The conversion
 # --------------------------------------------------------------------------------------------------
 
@@ -364,17 +454,19 @@ def convert_release(
     ratings: Path | None = None,
     strict: bool = False,
     category_map: Path = DEFAULT_CATEGORY_MAP,
+    splits: Sequence[str] = (),
 ) -> Conversion:
     """Write the release as a JSONL bundle in `out` (which must be absent or empty), or raise
     DsgReleaseError listing every problem (and, `strict`, every dirty row); nothing is written
-    then."""
+    then. `splits` keeps only the questions of those prompt splits (`item_split`), e.g.
+    `["tifa160"]` for the five generators' subset of DSG-1k; their answers and ratings follow."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise DsgReleaseError([Problem(str(out), None, "output folder is not empty")])
     dirty: list[DirtyRow] = []
     problems: list[Problem] = []
     prompts, question_rows = _questions_tables(
-        Path(questions), read_category_map(category_map), dirty, problems
+        Path(questions), read_category_map(category_map), dirty, problems, splits
     )
     known = {(q["prompt_id"], q["question_id"]) for q in question_rows}
     judgments, out_of_scope = [], 0
@@ -382,20 +474,31 @@ def convert_release(
         read = _judgments(Path(path), known, dirty, problems)
         judgments += read.judgments
         out_of_scope += read.out_of_scope
-    # CONTRACTS has no `ratings` table yet: checked and counted, not written
-    ratings_rows = len(read_csv_rows(Path(ratings), RATING_COLUMNS)) if ratings else 0
+    tables = {"prompts": prompts, "questions": question_rows, "judgments": judgments}
+    if ratings:
+        items = {prompt["prompt_id"] for prompt in prompts}
+        tables["ratings"], skipped = _ratings(Path(ratings), items, dirty, problems)
+        out_of_scope += skipped
+    dirty = list(dict.fromkeys(dirty))  # a thing found twice is one repair (the report's key)
     if strict:
         problems += [row.problem() for row in dirty]
     if problems:
         raise DsgReleaseError(problems)
-    tables = {"prompts": prompts, "questions": question_rows, "judgments": judgments}
+    tables["conversion_report"] = _report_rows(dirty)
     write_bundle(out, tables)
-    _write_report(out / REPORT_FILE, dirty)
     counts = {name: len(rows) for name, rows in tables.items()}
-    return Conversion(out, counts, dirty, out_of_scope, ratings_rows)
+    return Conversion(out, counts, dirty, out_of_scope)
 
 
-def _write_report(path: Path, dirty: list[DirtyRow]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for row in dirty:
-            handle.write(json.dumps(asdict(row), ensure_ascii=False) + "\n")
+def _report_rows(dirty: list[DirtyRow]) -> list[dict]:
+    """The bundle's `conversion_report` table: every repair and drop."""
+    return [
+        {
+            "source_file": row.file,
+            "line": row.line,
+            "dirty_class": row.dirty_class,
+            "action": row.action,
+            "reason": row.reason,
+        }
+        for row in dirty
+    ]

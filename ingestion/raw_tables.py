@@ -79,6 +79,9 @@ def upgrade_raw_tables(warehouse: Path) -> None:
         }
         for name in TABLES.keys() & stored:
             _add_missing_columns(con, name)
+        if stored:  # a table the contract gained since (`ratings`): empty, as an absent file reads
+            for name in TABLES.keys() - stored:
+                create_raw_table(con, name, replace=False)
 
 
 def _add_missing_columns(con: duckdb.DuckDBPyConnection, name: str) -> None:
@@ -135,7 +138,8 @@ def record_import(
         f"{create} {IMPORT_LOG} (bundle_path VARCHAR, imported_at TIMESTAMP, "
         f"has_transcriptions BOOLEAN, {numbers}, mode VARCHAR)"
     )
-    con.execute(f"ALTER TABLE {IMPORT_LOG} ADD COLUMN IF NOT EXISTS mode VARCHAR")  # older logs
+    for column in [f"n_{name} BIGINT" for name in TABLES] + ["mode VARCHAR"]:  # older logs
+        con.execute(f"ALTER TABLE {IMPORT_LOG} ADD COLUMN IF NOT EXISTS {column}")
     has_transcriptions = con.execute("SELECT count(*) > 0 FROM raw.transcriptions").fetchone()[0]
     imported_at = datetime.now(UTC).replace(tzinfo=None)  # UTC, stored without a zone
     values = [str(folder.resolve()), imported_at, has_transcriptions]

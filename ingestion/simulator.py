@@ -34,6 +34,13 @@ The world:
   they are strong at, the complementarity a router exploits (METHOD 12). `mix` is calibrated so
   that the paper-scale router lands near Table 4 (`GENERATOR_SHAPE_MIX`); mix = 0 gives every
   generator the shared shape.
+- Prompt effects (optional, `prompt_effect_sd`, default 0 = none): a logit offset e_ct ~ N(0, sd)
+  per (concept, capability), shared by every generator and both languages, so a hard prompt is
+  hard for everyone, as in real benchmarks (METHOD 16's subset estimators exploit it). A
+  question's rate becomes sigmoid(logit r + e_ct) (for text: each target character's accuracy).
+  Drawn from its own stream, and not drawn at all at sd 0, so a world without effects is
+  byte-identical to one built before the option existed (planted.json names the sd only when
+  it is not 0). The planted capability rates are then no longer the mean rate (Jensen).
 - Text (Eq. 3): per rendered target each character is replaced, with probability 1 - a (a = the
   text rate), by a character of the same script that appears in none of the prompt's targets.
   The UTF-16 edit distance to the target is then exactly the replaced characters' UTF-16 length
@@ -762,6 +769,7 @@ def _draw_outcomes(
     coupling: float,
     missing_rate: float,
     balanced: bool,
+    prompt_effects: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Native outcomes y (bool) and the missing mask, drawn level by level (parents first).
 
@@ -772,6 +780,8 @@ def _draw_outcomes(
     n = len(structure.q_cap)
     missing = rng.random(n) < missing_rate
     rate = cap_rates[structure.q_cap]
+    if prompt_effects is not None:  # [concepts, capabilities] logit offsets
+        rate = _shifted(rate, prompt_effects[structure.q_concept, structure.q_cap])
     y = np.zeros(n, bool)
     said_yes = np.zeros(n, bool)  # answered, and yes
     valid_yes = np.zeros(n, bool)  # valid (METHOD 2), and yes
@@ -787,6 +797,13 @@ def _draw_outcomes(
         said_yes[level] = y[level] & ~missing[level]
         valid_yes[level] = y[level] & valid
     return y, missing
+
+
+def _shifted(rate: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """sigmoid(logit(rate) + offset); a rate of 0 or 1 stays where it is."""
+    with np.errstate(divide="ignore"):
+        logit = np.log(rate) - np.log1p(-rate)
+    return 1.0 / (1.0 + np.exp(-(logit + offset)))
 
 
 def _replacement_pool(ch: str) -> str:
@@ -805,7 +822,7 @@ def _replacement_pool(ch: str) -> str:
 def _transcribe(
     rng: np.random.Generator,
     targets_by_image: Sequence[Sequence[str]],
-    accuracy: float,
+    accuracy: float | np.ndarray,
     unavailable_rate: float,
     balanced: bool,
 ) -> list[tuple[str, list[str]]]:
@@ -814,6 +831,7 @@ def _transcribe(
     A character is replaced with probability 1 - accuracy by one of the same script that no
     target of the image uses, so its UTF-16 edit distance is exactly the replaced characters'
     UTF-16 length and the optimal assignment pairs every target with its own rendering.
+    `accuracy` is one rate, or one per image (prompt effects).
     """
     n_images = len(targets_by_image)
     unavailable = rng.random(n_images) < unavailable_rate
@@ -825,7 +843,13 @@ def _transcribe(
         for ch in t
     ]
     width = np.array([1 + (ord(ch) > 0xFFFF) for ch in chars], dtype=np.int64)
-    replaced = _bernoulli(rng, np.full(len(chars), 1.0 - accuracy), width, balanced).tolist()
+    if np.ndim(accuracy):
+        per_char = [accuracy[i] for i, ts in enumerate(targets_by_image) if not unavailable[i]
+                    for t in ts for _ in t]  # fmt: skip
+        miss = 1.0 - np.asarray(per_char, dtype=float)
+    else:
+        miss = np.full(len(chars), 1.0 - accuracy)
+    replaced = _bernoulli(rng, miss, width, balanced).tolist()
     out = []
     k = 0
     for i, targets in enumerate(targets_by_image):
@@ -938,6 +962,7 @@ def simulate(
     balanced: bool = False,
     seeds_dir: Path = SEEDS_DIR,
     shape_mix: float = GENERATOR_SHAPE_MIX,
+    prompt_effect_sd: float = 0.0,
 ) -> SimulationSummary:
     """Simulate the world and write its evidence bundle plus `planted.json` into `out_dir`.
 
@@ -946,13 +971,16 @@ def simulate(
     generator absent from Table 2 needs a rate for every language and capability. `models`
     restricts (and orders) the generators; by default every generator in the seed. `shape_mix`
     is the share of each generator's own capability shape (`capability_offsets`; 0 = the shared
-    shape for every generator).
+    shape for every generator). `prompt_effect_sd` > 0 plants per (concept, capability) logit
+    offsets shared by all generators (module docstring).
     """
     started = time.perf_counter()
     if fmt not in BUNDLE_FORMATS:
         raise ValueError(f"unknown bundle format {fmt!r}; expected one of {BUNDLE_FORMATS}")
     if not 0.0 <= coupling <= 1.0:
         raise ValueError(f"coupling must lie in [0, 1], not {coupling}")
+    if not prompt_effect_sd >= 0.0:
+        raise ValueError(f"prompt_effect_sd must be >= 0, not {prompt_effect_sd}")
     concepts = parse_scale(concepts)
     out_dir = Path(out_dir)
     taxonomy = load_taxonomy(seeds_dir)
@@ -982,6 +1010,10 @@ def simulate(
 
     prompts, questions, flat_qid = _world_rows(world, structure)
     n_q = len(flat_qid)
+    effects = None
+    if prompt_effect_sd > 0:  # its own stream: the other streams' draws stay as they were
+        n_caps = len(taxonomy.capabilities)
+        effects = rng_for(seed, "prompt_effects").normal(0, prompt_effect_sd, (concepts, n_caps))
 
     # -- outcomes, images, transcriptions ------------------------------------------------------
     text_targets = [[q.target for q in c.questions if q.target] for c in world]
@@ -999,7 +1031,9 @@ def simulate(
         for lang in LANGUAGES:
             rng = rng_for(seed, "outcomes", m, lang)
             cap_rates = np.array([planted_rates[m, lang, t] for t in taxonomy.capabilities])
-            y, missing = _draw_outcomes(rng, structure, cap_rates, coupling, missing_rate, balanced)
+            y, missing = _draw_outcomes(
+                rng, structure, cap_rates, coupling, missing_rate, balanced, effects
+            )
             p_yes = np.where(y, rng.uniform(0.5, 1.0, n_q), rng.uniform(0.0, 0.5, n_q)).round(4)
             p_yes[missing] = np.nan
             answer = np.where(y, "yes", "no").astype(object)
@@ -1028,10 +1062,14 @@ def simulate(
                 for pid, lat in zip(prompt_ids, latency.tolist(), strict=True)
             )
             if builder.has_text:
+                accuracy = planted_rates[m, lang, TEXT_CAPABILITY]
+                if effects is not None:
+                    text_effect = effects[with_text, taxonomy.capabilities.index(TEXT_CAPABILITY)]
+                    accuracy = _shifted(np.full(len(with_text), accuracy), text_effect)
                 read = _transcribe(
                     rng,
                     [text_targets[ci] for ci in with_text],
-                    planted_rates[m, lang, TEXT_CAPABILITY],
+                    accuracy,
                     ocr_unavailable[m],
                     balanced,
                 )
@@ -1090,6 +1128,8 @@ def simulate(
             )
         },
     }
+    if prompt_effect_sd > 0:  # named only when planted: worlds without effects stay unchanged
+        settings["prompt_effect_sd"] = prompt_effect_sd
     planted = settings | _planted(
         taxonomy, model_ids, planted_rates, generators, ocr_unavailable, shape_mix
     )
@@ -1181,6 +1221,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="balanced (stratified) draws instead of independent Bernoulli ones",
     )
+    parser.add_argument(
+        "--prompt-effect-sd",
+        type=float,
+        default=0.0,
+        help="sd of a logit offset per (concept, capability) shared by all generators (default 0)",
+    )
     args = parser.parse_args(argv)
     summary = simulate(
         args.out,
@@ -1189,6 +1235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         coupling=args.coupling,
         fmt=args.fmt,
         balanced=args.balanced,
+        prompt_effect_sd=args.prompt_effect_sd,
     )
     counts = ", ".join(f"{k} {v:,}" for k, v in summary.row_counts.items())
     print(f"wrote {summary.out_dir} ({summary.fmt}) in {summary.elapsed_s:.1f} s: {counts}")

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -148,9 +148,14 @@ def prepare_working_copy(warehouse: Warehouse) -> Path:
     return working
 
 
-def publish(warehouse: Warehouse, code_version: str | None = None) -> dict:
+def publish(
+    warehouse: Warehouse, code_version: str | None = None, build_vars: Mapping | None = None
+) -> dict:
     """Stamp the working copy with a `build_id` row and rename it over the published file
-    (call with the writer lock held, after every dbt test passed). Returns the stamp."""
+    (call with the writer lock held, after every dbt test passed). `build_vars` are the dbt vars
+    the build overrode (`qct2i build --official-judge`, a Dagster run's `vars`): the stamp keeps
+    them, since the same evidence rebuilds the same marts only under the same vars. Returns the
+    stamp."""
     working, published = warehouse.working, warehouse.published
     if _wal(published).exists():
         raise PublishRefused(
@@ -159,7 +164,7 @@ def publish(warehouse: Warehouse, code_version: str | None = None) -> dict:
             "would let DuckDB replay that log into the new file."
         )
     crash_point("publish:before-stamp")
-    stamp = _stamp(working, code_version)
+    stamp = _stamp(working, code_version, build_vars or {})
     crash_point("publish:before-rename")
     _fsync(working)
     os.replace(working, published)
@@ -168,7 +173,7 @@ def publish(warehouse: Warehouse, code_version: str | None = None) -> dict:
     return stamp
 
 
-def _stamp(working: Path, code_version: str | None) -> dict:
+def _stamp(working: Path, code_version: str | None, build_vars: Mapping) -> dict:
     """Write `main.build_id` (one row: which evidence and code built this file) and checkpoint,
     so the published file carries no write-ahead log."""
     with duckdb.connect(str(working)) as con:
@@ -176,16 +181,17 @@ def _stamp(working: Path, code_version: str | None) -> dict:
             "build_id": uuid.uuid4().hex,
             "built_at": _now(),
             "evidence_fingerprint": evidence_fingerprint(con),
-            "code_version": code_version or _code_version(),
+            "code_version": code_version or code_version_of_checkout(),
             "duckdb_version": duckdb.__version__,
             "python_version": sys.version.split()[0],
+            "build_vars": json.dumps(dict(build_vars), sort_keys=True),
         }
         con.execute(
             "create or replace table main.build_id (build_id varchar, built_at timestamp, "
             "evidence_fingerprint varchar, code_version varchar, duckdb_version varchar, "
-            "python_version varchar)"
+            "python_version varchar, build_vars varchar)"
         )
-        con.execute("insert into main.build_id values (?, ?, ?, ?, ?, ?)", list(stamp.values()))
+        con.execute("insert into main.build_id values (?, ?, ?, ?, ?, ?, ?)", list(stamp.values()))
         con.execute("checkpoint")
     return stamp
 
@@ -208,7 +214,7 @@ def evidence_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
     return ";".join(parts)
 
 
-def _code_version() -> str:
+def code_version_of_checkout() -> str:
     """The git commit of the project checkout, or `unknown` outside one."""
     try:
         result = subprocess.run(

@@ -1,9 +1,10 @@
-"""`qct2i`: demo, import, import-dsg, build, leaderboard, route, export-marts, report, docs
-(CONTRACTS.md, Commands)."""
+"""`qct2i`: demo, import, import-dsg, build, leaderboard, route, plan, export, verify, export-marts,
+report, docs (CONTRACTS.md, Commands)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     tables); readers see it once `qct2i build` publishes."""
     from ingestion.append import append_bundle
     from ingestion.bundle import BundleError, load_bundle
+    from ingestion.manifest import MANIFEST_NAME, has_manifest
     from ingestion.warehouse import Warehouse, WarehouseBusy, prepare_working_copy, writer_lock
 
     for flag, named in (
@@ -50,6 +52,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     except (BundleError, WarehouseBusy) as error:
         print(error, file=sys.stderr)
         return 2
+    if has_manifest(folder):  # load_bundle / append_bundle refuse a release that fails it
+        print(f"{folder / MANIFEST_NAME}: every file matches its SHA-256")
     if not args.append:
         print("imported " + ", ".join(f"{name}={n}" for name, n in counts.items()))
     elif not result.changed:
@@ -80,6 +84,7 @@ def cmd_import_dsg(args: argparse.Namespace) -> int:
                 out,
                 args.ratings,
                 args.strict,
+                splits=args.split,
             )
         except DsgReleaseError as error:
             print(error, file=sys.stderr)
@@ -88,11 +93,8 @@ def cmd_import_dsg(args: argparse.Namespace) -> int:
         print("dirty rows: " + ", ".join(f"{name}={counts[name]}" for name in DIRTY_CLASSES))
         if conversion.out_of_scope:
             print(
-                f"skipped {conversion.out_of_scope} answers of prompt splits not in the questions"
-            )
-        if conversion.ratings_not_written:
-            print(
-                f"ratings: {conversion.ratings_not_written} rows read, not imported (no table yet)"
+                f"skipped {conversion.out_of_scope} answers and ratings of prompt splits not in "
+                "the questions"
             )
         print(f"bundle {out} ({', '.join(f'{k}={n}' for k, n in conversion.counts.items())})")
         args.folder, args.replace_model, args.replace_judge = str(out), [], []
@@ -119,8 +121,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     warehouse = Warehouse(_pin_warehouse())
     try:
         with writer_lock(warehouse, "qct2i build", args.wait):
-            run_dbt("build", prepare_working_copy(warehouse), echo=True)
-            stamp = publish(warehouse)
+            build_vars = {"official_judge": args.official_judge} if args.official_judge else {}
+            extra = ["--vars", json.dumps(build_vars)] if build_vars else []
+            run_dbt("build", prepare_working_copy(warehouse), extra=extra, echo=True)
+            stamp = publish(warehouse, build_vars=build_vars)
     except WarehouseBusy as busy:
         print(busy, file=sys.stderr)
         return 2
@@ -165,6 +169,65 @@ def cmd_export_marts(args: argparse.Namespace) -> int:
         return 2
     counts = export_marts(warehouse, Path(args.folder))
     print(f"wrote {len(counts)} marts to {args.folder} ({sum(counts.values())} rows)")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """The published warehouse's evidence as a Parquet release with a checksummed manifest."""
+    from qct2i.evidence_release import ExportRefused, export_evidence
+
+    warehouse = _published_warehouse()
+    if warehouse is None:
+        return 2
+    try:
+        manifest = export_evidence(warehouse, Path(args.folder), args.force)
+    except ExportRefused as refused:
+        print(refused, file=sys.stderr)
+        return 2
+    files = manifest["files"]
+    rows = ", ".join(f"{entry['table']}={entry['rows']}" for entry in files.values())
+    print(f"wrote {len(files)} files and manifest.json to {args.folder} ({rows})")
+    print(f"manifest: {len(manifest['marts'])} mart hashes; `qct2i verify` checks a rebuild")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Whether DIR's files match its manifest and the published marts match its mart hashes."""
+    from ingestion.manifest import (
+        MANIFEST_NAME,
+        ManifestUnreadable,
+        manifest_problems,
+        read_manifest,
+    )
+    from qct2i.evidence_release import mart_differences
+
+    folder = Path(args.folder)
+    try:
+        manifest = read_manifest(folder)
+    except ManifestUnreadable as error:
+        print(f"{folder / MANIFEST_NAME}: {error}", file=sys.stderr)
+        return 2
+    changed = manifest_problems(folder)
+    for file, reason in changed:
+        print(f"{file}: {reason}", file=sys.stderr)
+    warehouse = _published_warehouse()
+    if warehouse is None:
+        return 2
+    differences, extras = mart_differences(warehouse, manifest)
+    for line in differences:
+        print(line, file=sys.stderr)
+    if extras:
+        print(f"not in the manifest (not compared): {', '.join(extras)}")
+    if changed:
+        print(f"{len(changed)} files differ from {MANIFEST_NAME}", file=sys.stderr)
+    if differences:
+        print(f"{len(differences)} of {len(manifest['marts'])} marts differ", file=sys.stderr)
+        overrides = (manifest.get("build") or {}).get("build_vars")
+        if overrides and overrides != "{}":
+            print(f"the exporter built with the dbt vars {overrides}", file=sys.stderr)
+    if changed or differences:
+        return 1
+    print(f"marts match the manifest: {len(manifest['marts'])} marts, each MD5 equal")
     return 0
 
 
@@ -231,15 +294,21 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    import json
-
     from ingestion.bundle import BundleError, read_questions_file
     from method.routing import route_requests
     from qct2i.route import format_route, load_live_profiles
 
+    if (args.file is None) == (args.prompt is None):
+        print("route: give a questions file or --prompt TEXT (one of the two)", file=sys.stderr)
+        return 2
+    from qct2i.route import PromptRejected, questions_for_prompt
+
     try:
-        questions = read_questions_file(Path(args.file))
-    except BundleError as error:
+        if args.prompt is not None:
+            questions = questions_for_prompt(args.prompt, args.language)
+        else:
+            questions = read_questions_file(Path(args.file))
+    except (BundleError, PromptRejected) as error:
         print(error, file=sys.stderr)
         return 2
     warehouse = _published_warehouse()
@@ -252,6 +321,30 @@ def cmd_route(args: argparse.Namespace) -> int:
         if args.json
         else format_route(result)
     )
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """The prompts a new generator should draw (METHOD 16; qct2i/plan.py)."""
+    from qct2i.plan import PlanError, format_plan, make_plan_folder
+
+    warehouse = _published_warehouse()
+    if warehouse is None:
+        return 2
+    try:
+        result = make_plan_folder(
+            warehouse,
+            Path(args.out),
+            args.budget,
+            args.strategy,
+            args.seed,
+            model=args.model,
+            target_rank_width=args.target_rank_width,
+        )
+    except PlanError as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(format_plan(result))
     return 0
 
 
@@ -305,9 +398,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CSV",
         help="one judge's answers CSV, judge id = file name less _dsg (repeatable)",
     )
-    dsg.add_argument("--ratings", help="the human Likert ratings CSV (checked, not imported yet)")
+    dsg.add_argument("--ratings", help="the human Likert ratings CSV (bundle table `ratings`)")
     dsg.add_argument(
         "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
+    )
+    dsg.add_argument(
+        "--split",
+        action="append",
+        default=[],
+        help="keep only this prompt split of the questions file (item ids <split>_<n>, e.g. "
+        "tifa160; repeatable; default: every split)",
     )
     dsg.add_argument("--out", help="write the bundle here (absent or empty; default: temporary)")
     dsg.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
@@ -316,6 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     build = commands.add_parser(
         "build", help="dbt build on the working copy; publish it if every test passed"
+    )
+    build.add_argument(
+        "--official-judge",
+        metavar="JUDGE_ID",
+        help="score the marts with this judge's judgments (dbt var official_judge; default: "
+        "the project's, `default`)",
     )
     _add_wait(build)
     build.set_defaults(func=cmd_build)
@@ -330,6 +436,21 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("folder", help="the folder to write <mart>.parquet files into")
     export.set_defaults(func=cmd_export_marts)
 
+    release = commands.add_parser(
+        "export", help="write the evidence as a Parquet release with a checksummed manifest"
+    )
+    release.add_argument("folder", help="a new or empty folder for the release")
+    release.add_argument(
+        "--force", action="store_true", help="replace a previous release (manifest.json) there"
+    )
+    release.set_defaults(func=cmd_export)
+
+    verify = commands.add_parser(
+        "verify", help="check a release's files and that the published marts match its manifest"
+    )
+    verify.add_argument("folder", help="the release folder (holding manifest.json)")
+    verify.set_defaults(func=cmd_verify)
+
     report = commands.add_parser("report", help="one self-contained, offline HTML report")
     report.add_argument("--out", help="the HTML file (default: report.html beside the warehouse)")
     report.set_defaults(func=cmd_report)
@@ -338,12 +459,47 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("--out", default="target/docs", help="folder (default target/docs)")
     docs.set_defaults(func=cmd_docs)
 
-    route = commands.add_parser("route", help="rank generators for new requests (a questions file)")
-    route.add_argument("file", help="a questions file (.jsonl or .parquet, CONTRACTS.md columns)")
+    route = commands.add_parser(
+        "route", help="rank generators for new requests (a questions file, or a plain prompt)"
+    )
+    route.add_argument(
+        "file", nargs="?", help="a questions file (.jsonl or .parquet, CONTRACTS.md columns)"
+    )
+    route.add_argument(
+        "--prompt",
+        help="a plain prompt instead of a file: the configured question writer (METHOD 13) "
+        "turns it into questions first",
+    )
     route.add_argument("--language", default="en", help="the requests' language (default en)")
     route.add_argument("--eps", type=float, help="Q-Profile-C epsilon (default: the warehouse's)")
     route.add_argument("--json", action="store_true", help="print JSON instead of a table")
     route.set_defaults(func=cmd_route)
+
+    plan = commands.add_parser(
+        "plan", help="the prompts a new generator should draw, chosen from the evidence held"
+    )
+    plan.add_argument(
+        "--budget",
+        type=float,
+        required=True,
+        help="share of the concepts to draw (adaptive: per round)",
+    )
+    plan.add_argument(
+        "--strategy",
+        choices=["random", "stratified", "irt", "adaptive"],
+        default="irt",
+        help="random; stratified (capability mix x difficulty); irt (2PL-informed pi-ps, the "
+        "default); adaptive (irt in rounds until the rank interval is narrow enough)",
+    )
+    plan.add_argument("--seed", type=int, default=0)
+    plan.add_argument("--out", required=True, help="a new folder for prompts/questions/plan.json")
+    plan.add_argument("--model", help="adaptive: the new generator's model_id")
+    plan.add_argument(
+        "--target-rank-width",
+        type=int,
+        help="adaptive: stop once rank_hi - rank_lo (bilingual) is at most this",
+    )
+    plan.set_defaults(func=cmd_plan)
     return parser
 
 

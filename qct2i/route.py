@@ -1,4 +1,5 @@
-"""`qct2i route` I/O: read the live router profiles from the warehouse and print a ranking.
+"""`qct2i route` I/O: read the live router profiles from the warehouse and print a ranking; for
+`--prompt`, turn the plain prompt into questions first with the configured question writer.
 
 The ranking itself is `method.routing.route_requests`, which needs neither DuckDB nor dbt.
 """
@@ -47,3 +48,38 @@ def format_route(result: RouteResult) -> str:
             )
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+class PromptRejected(ValueError):
+    """The question writer's output for a prompt broke METHOD 13's rules (every reason listed)."""
+
+
+def questions_for_prompt(text: str, language: str, writer=None):
+    """The questions of one plain prompt (METHOD 13) as a validated questions table, written by
+    `writer` (default: the environment's question-writer resource: the tiny LM on the cpu
+    profile, the configured LLM on gpu). A rejected output raises PromptRejected with every
+    reason and the writer's raw output."""
+    import json
+    import tempfile
+
+    from dagster_defs.ml_resources import ml_resources_from_env
+    from ingestion.backends.base import QuestionWriteRequest
+    from ingestion.backends.question_writer import construct_questions
+    from ingestion.bundle import default_capabilities, read_questions_file
+
+    capabilities = default_capabilities()
+    if writer is None:
+        writer = ml_resources_from_env()["question_writer"].load(sorted(capabilities))
+    request = QuestionWriteRequest("request", language, text)
+    result = construct_questions(request, writer.write(request), capabilities)
+    if not result.accepted:
+        reasons = "\n".join(f"  {reason}" for reason in result.reasons)
+        raise PromptRejected(
+            f"the question writer's output for the prompt was rejected:\n{reasons}\n"
+            f"  (its output: {result.raw_text[:300]!r})"
+        )
+    with tempfile.TemporaryDirectory(prefix="qct2i-route-") as tmp:
+        path = Path(tmp) / "questions.jsonl"
+        rows = "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in result.questions)
+        path.write_text(rows, encoding="utf-8")
+        return read_questions_file(path, capabilities)

@@ -18,7 +18,12 @@ from reporting.facts import mart_names
 def mart_fingerprints(warehouse: Path) -> dict[str, dict]:
     """{mart: {rows, columns, md5}} for every relation in schema `marts`."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        return {mart: _fingerprint(con, mart) for mart in mart_names(con)}
+        return fingerprints_of(con)
+
+
+def fingerprints_of(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
+    """`mart_fingerprints` on an open connection (an export reads evidence and marts in one)."""
+    return {mart: _fingerprint(con, mart) for mart in mart_names(con)}
 
 
 def _fingerprint(con: duckdb.DuckDBPyConnection, mart: str) -> dict:

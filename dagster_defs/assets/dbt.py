@@ -103,7 +103,7 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
                 with dbt_writes_to(prepare_working_copy(warehouse)):
                     for event in dbt.cli(dbt_build_args(config), context=context).stream():
                         events.append(event)
-                stamp = publish(warehouse)
+                stamp = publish(warehouse, build_vars=config.vars)
         except Exception:
             yield from events
             raise

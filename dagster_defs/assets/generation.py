@@ -1,10 +1,21 @@
-"""GPU ingestion assets, partitioned by generator: draw every prompt, then judge every image.
+"""GPU ingestion assets: draw every prompt (partitioned by generator x prompt shard), then judge
+every image (partitioned by generator).
 
 Both append to a GPU bundle folder (default <warehouse folder>/bundles/gpu, holding prompts.jsonl
 and questions.jsonl put there beforehand); `import_bundle` with that folder loads the result into
 the raw tables, which is why they are upstream of `raw/images` and `raw/judgments` in the asset
 graph (jobs `demo` and `import_and_build` leave them out). See ingestion/backends/runs.py for the
 resumability contract, where the judge's identity is part of "already judged".
+
+Spreading one generator over GPUs (docs/distributed_generation.md): `generated_images` has one
+partition per (generator, shard); a concept's shard is ingestion/backends/shards.py's stable hash
+mod QCT2I_GENERATION_SHARDS (default 1; every process of a deployment must agree on it). Each
+step claims a slot of the Dagster concurrency pool `gpu` (set its limit to the GPU count:
+`dagster instance concurrency set gpu 8`), and each process drawing sees one device (its own
+CUDA_VISIBLE_DEVICES, or QCT2I_GENERATOR_DEVICE; dagster_defs/ml_resources.py). Shards append
+to the one images.jsonl under a lock that also drops an image_id already recorded, so neither a
+concurrent shard nor a rerun of a killed one can record an image twice. Only shard 0 measures
+the generator's cost (the calibration is per generator, not per shard).
 """
 
 import dataclasses
@@ -14,11 +25,32 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
+from ingestion.backends.calibration import calibrate_cost, record_generator
 from ingestion.backends.generators import generator_model_ids
-from ingestion.backends.runs import read_rows, run_adjudication, run_generation
+from ingestion.backends.runs import (
+    generation_requests,
+    read_rows,
+    run_adjudication,
+    run_generation,
+)
+from ingestion.backends.shards import prompts_of_shard, shard_count_from_env
 from ingestion.paths import warehouse_path
 
 generator_partitions = dg.StaticPartitionsDefinition(generator_model_ids())
+GENERATION_SHARDS = shard_count_from_env()
+generation_partitions = dg.MultiPartitionsDefinition(
+    {
+        "generator": generator_partitions,
+        "shard": dg.StaticPartitionsDefinition([str(i) for i in range(GENERATION_SHARDS)]),
+    }
+)
+GPU_POOL = "gpu"  # Dagster concurrency pool of the steps that hold a GPU; limit = GPU count
+# where a step runs under the distributed executors (dagster_defs/distributed.py): the Celery
+# queue that GPU workers consume, and for dagster-k8s a pod that requests one GPU
+GPU_STEP_TAGS = {
+    "dagster-celery/queue": "gpu",
+    "dagster-k8s/config": {"container_config": {"resources": {"limits": {"nvidia.com/gpu": 1}}}},
+}
 FAIL_AFTER_ENV = "QCT2I_FAIL_AFTER_IMAGES"  # fault injection for tests: crash after k images
 
 
@@ -29,6 +61,9 @@ def default_gpu_bundle_dir() -> Path:
 class GenerationConfig(dg.Config):
     bundle: str | None = None  # default: default_gpu_bundle_dir()
     batch_size: int | None = None  # default: the resource's
+    # GPU-s/MP as the paper defines it (ingestion/backends/calibration.py): an untimed warm-up,
+    # then this many batch-1 draws; 0 records the generator without a measured cost
+    calibration_images: int = 3
 
 
 class _InjectedCrash(RuntimeError):
@@ -46,8 +81,11 @@ def _crash_after(k: int):
 @dg.asset(
     key_prefix=["gpu"],
     group_name="gpu",
-    partitions_def=generator_partitions,
-    description="Every prompt of the GPU bundle drawn by one generator: PNGs, images.jsonl rows.",
+    partitions_def=generation_partitions,
+    pool=GPU_POOL,
+    op_tags=GPU_STEP_TAGS,
+    description="Every prompt of one shard of the GPU bundle drawn by one generator: PNGs, "
+    "images.jsonl rows.",
 )
 def generated_images(
     context: dg.AssetExecutionContext,
@@ -55,14 +93,24 @@ def generated_images(
     image_generator: ImageGeneratorResource,
 ) -> dg.MaterializeResult:
     bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
-    model_id = context.partition_key
+    keys = context.partition_key.keys_by_dimension
+    model_id, shard = keys["generator"], int(keys["shard"])
     spec = image_generator.spec(model_id)
-    prompts = list(read_rows(bundle / "prompts.jsonl"))
+    all_prompts = list(read_rows(bundle / "prompts.jsonl"))
+    prompts = prompts_of_shard(all_prompts, shard, GENERATION_SHARDS)
+    generator = image_generator.load(spec)
+    generator_row = {"cost_gpu_s_per_mp": None, "cost_source": None}
+    if shard == 0:  # one calibration and one generators row per generator
+        calibration = None
+        if config.calibration_images > 0 and all_prompts:
+            requests = generation_requests(spec, all_prompts)
+            calibration = calibrate_cost(generator, requests, config.calibration_images)
+        generator_row = record_generator(bundle, spec, generator.revision, calibration)
     fail_after = os.environ.get(FAIL_AFTER_ENV)
     stats = run_generation(
         spec,
         prompts,
-        image_generator.load(spec),
+        generator,
         bundle,
         batch_size=config.batch_size or image_generator.batch_size,
         log=context.log.info,
@@ -71,11 +119,15 @@ def generated_images(
     return dg.MaterializeResult(
         metadata={
             "bundle": str(bundle),
+            "shard": f"{shard}/{GENERATION_SHARDS}",
+            "device": image_generator.device,
             "planned": stats.planned,
             "skipped": stats.skipped,
             "drawn": stats.done,
             "images_per_s": stats.rate,
-            "gpu_s_per_mp": stats.gpu_s_per_mp,
+            "gpu_s_per_mp": stats.gpu_s_per_mp,  # over this run's batches (warm-up included)
+            "measured_gpu_s_per_mp": generator_row["cost_gpu_s_per_mp"],  # batch 1, warm
+            "cost_source": generator_row["cost_source"],
             "device_s": stats.gpu_seconds,
             "megapixels": stats.megapixels,
         }
@@ -87,6 +139,7 @@ def generated_images(
     group_name="gpu",
     partitions_def=generator_partitions,
     deps=[generated_images],
+    pool=GPU_POOL,
     description="Every question of every image of one generator judged yes/no (judgments.jsonl); "
     "a new judge (model, revision or prompt template) answers every image again.",
 )
@@ -97,11 +150,19 @@ def judged_images(
 ) -> dg.MaterializeResult:
     bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
     judge = question_judge.load()
-    stats = run_adjudication(judge, bundle, context.partition_key, log=context.log.info)
+    stats = run_adjudication(
+        judge,
+        bundle,
+        context.partition_key,
+        log=context.log.info,
+        chunk_images=question_judge.chunk_images,
+        judge_id=question_judge.judge_id,
+    )
     questions = stats.questions
     return dg.MaterializeResult(
         metadata={
             "bundle": str(bundle),
+            "judge_id": question_judge.judge_id,
             **dataclasses.asdict(judge.identity),  # what "already judged" was keyed on
             "images_judged": stats.done,
             "skipped": stats.skipped,

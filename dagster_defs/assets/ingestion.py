@@ -12,6 +12,7 @@ import duckdb
 from pydantic import Field
 
 from dagster_defs.assets.dbt import WAREHOUSE_WRITER_POOL
+from dagster_defs.assets.evidence import transcribed_images
 from dagster_defs.assets.generation import generated_images, judged_images
 from ingestion import simulator
 from ingestion.append import append_bundle
@@ -73,7 +74,11 @@ class BundleImportConfig(dg.Config):
 
 # The GPU path writes its bundle with these assets (dagster_defs/assets/generation.py); the
 # import loads whichever bundle the run names, so both sources are upstream of the raw tables.
-GPU_PRODUCERS = {"images": generated_images, "judgments": judged_images}
+GPU_PRODUCERS = {
+    "images": generated_images,
+    "judgments": judged_images,
+    "transcriptions": transcribed_images,
+}
 
 
 def raw_table_deps(name: str) -> list:

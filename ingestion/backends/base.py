@@ -136,8 +136,16 @@ class QuestionJudge(ABC):
     def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:
         """Answer every question of one image, one Judgment per question, in order."""
 
+    def judge_many(self, items: Sequence[ImageQuestions]) -> list[tuple[Judgment, ...]]:
+        """`judge` for each image, in order; a backend that batches images (vLLM) overrides it
+        with one call for the whole chunk."""
+        return [self.judge(item) for item in items]
+
 
 class TextTranscriber(ABC):
+    ocr_model: str  # set by the backend once its model is loaded: what its rows record
+    ocr_revision: str
+
     @abstractmethod
     def transcribe(self, request: TranscriptionRequest) -> Transcription:
         """The text blocks visible in the image, or status 'unavailable' with a reason."""
@@ -147,3 +155,7 @@ class QuestionWriter(ABC):
     @abstractmethod
     def write(self, request: QuestionWriteRequest) -> str:
         """The LLM's raw output (JSON text under METHOD 13's contract), validated elsewhere."""
+
+    def write_many(self, requests: Sequence[QuestionWriteRequest]) -> list[str]:
+        """`write` for each request, in order; an LLM backend overrides it with one batch."""
+        return [self.write(request) for request in requests]

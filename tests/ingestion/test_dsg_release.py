@@ -117,8 +117,9 @@ def test_each_dirty_row_rule_on_a_hand_fixture(tmp_path):
     ]
     report = _jsonl(bundle / REPORT_FILE)
     assert len(report) == 9 and {r["dirty_class"] for r in report} <= set(DIRTY_CLASSES)
-    read = read_bundle(bundle)  # the importer accepts it and ignores the report
+    read = read_bundle(bundle)  # the importer accepts it, the report as a bundle table
     assert read["judgments"].num_rows == 5
+    assert read["conversion_report"].num_rows == 9
 
 
 def test_strict_refuses_with_every_problem_and_writes_nothing(tmp_path):
@@ -162,7 +163,71 @@ def test_every_detailed_category_of_the_release_is_mapped_to_a_capability():
                 for r in csv.DictReader(handle)
             }
         assert pairs - set(mapping) == set(), name
-    assert "ratings" not in TABLES  # when CONTRACTS gains it, convert_release must write it
+    assert "ratings" in TABLES  # CONTRACTS "Additions": convert_release writes it
+
+
+RATINGS_CSV = (
+    "dsg_prompt_split,t2i_model,item_id,source_id,worker_id,question,answer\n"
+    "s,m1,a,src,w1,Q,4\n"  # 2
+    "s,m1,a,src,w2,Q, 5 \n"  # 3: 5 after trimming
+    "s,m1,a,src,w1,Q,3\n"  # 4: second rating of w1 for m1/a
+    "s,m1,b,src,w1,Q,6\n"  # 5: off the 1-5 scale
+    "s,m1,b,src,w2,Q,n/a\n"  # 6: not a number
+    "s,m1,zz,src,w1,Q,2\n"  # 7: an item the questions file lacks
+    "other,m1,yy,src,w1,Q,3\n"  # 8: a split the questions file lacks: out of scope
+    "s,m2,b,src,w1,Q,2.0\n"  # 9: 2 written as a decimal
+    "s,m1,b,src,w3,Q,2.5\n"  # 10: between two points of the scale
+)
+
+
+def test_ratings_become_the_ratings_table_with_dirty_rows_reported(tmp_path):
+    questions, answers = write_dsg_fixture(tmp_path)
+    ratings = tmp_path / "hand-likert-anns.csv"
+    ratings.write_text(RATINGS_CSV, encoding="utf-8")
+    conversion = convert_release(questions, [answers], tmp_path / "bundle", ratings)
+    reported = {
+        (row.file, row.line, row.dirty_class, row.action)
+        for row in conversion.dirty
+        if row.file == ratings.name
+    }
+    assert reported == {
+        ("hand-likert-anns.csv", 4, "duplicate_rating", "dropped"),
+        ("hand-likert-anns.csv", 5, "rating_not_on_scale", "dropped"),
+        ("hand-likert-anns.csv", 6, "rating_not_on_scale", "dropped"),
+        ("hand-likert-anns.csv", 7, "unknown_rated_item", "dropped"),
+        ("hand-likert-anns.csv", 10, "rating_not_on_scale", "dropped"),
+    }
+    assert conversion.out_of_scope == 1 + 1  # one answers row, one ratings row
+    assert conversion.counts["ratings"] == 3
+    stored = _jsonl(tmp_path / "bundle" / "ratings.jsonl")
+    assert stored == [
+        {
+            "prompt_id": "a",
+            "model_id": "m1",
+            "rater_id": "w1",
+            "rating": 4.0,
+            "scale": "likert_1_5",
+        },
+        {
+            "prompt_id": "a",
+            "model_id": "m1",
+            "rater_id": "w2",
+            "rating": 5.0,
+            "scale": "likert_1_5",
+        },
+        {
+            "prompt_id": "b",
+            "model_id": "m2",
+            "rater_id": "w1",
+            "rating": 2.0,
+            "scale": "likert_1_5",
+        },
+    ]
+    assert read_bundle(tmp_path / "bundle")["ratings"].num_rows == 3  # the importer accepts it
+    with pytest.raises(DsgReleaseError) as refused:
+        convert_release(questions, [answers], tmp_path / "strict", ratings, strict=True)
+    assert "hand-likert-anns.csv:5: rating_not_on_scale" in str(refused.value)
+    assert not (tmp_path / "strict").exists()
 
 
 # -- the real release, against counts taken straight from the CSVs ------------------------------
@@ -215,6 +280,7 @@ def test_dsg_1k_with_the_sd2dot1_answers_reports_every_dirty_class(tmp_path, dsg
         "prompts": len({r["item_id"] for r in questions}),
         "questions": len(questions),
         "judgments": len(rows),
+        "conversion_report": sum(counts.values()),
     }
     report = _jsonl(tmp_path / "bundle" / REPORT_FILE)
     assert Counter(r["dirty_class"] for r in report) == counts

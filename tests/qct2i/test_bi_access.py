@@ -49,7 +49,8 @@ def test_a_bi_connection_lists_and_reads_the_marts_while_a_build_runs(published,
     assert {"fct_hcq_leaderboard", "fct_router_paired", "fct_coupling"} <= marts
     assert len(marts) >= 20
     assert during == before  # the published build, not a half-built one
-    assert build.wait(timeout=600) == 0
+    build.communicate(timeout=600)  # read its output: a full pipe would stall the build
+    assert build.returncode == 0
 
     engine.dispose()  # a new connection sees the new build
     with bi_engine(published).connect() as bi:

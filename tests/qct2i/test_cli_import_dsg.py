@@ -49,6 +49,17 @@ def test_tifa160_subset_imports_with_three_judges(tmp_path, dsg_1k_path):
     assert models == {"mini-dalle", "sd1dot1", "sd1dot5", "sd2dot1", "vq-diffusion"}
     nulls = query(working, "select count(*) from raw.judgments where answer is null")
     assert nulls == [(not_yes_no,)]
+    # the human ratings: every row of the release's Likert file, counted straight from the CSV
+    likert = csv_rows(ratings)
+    assert "rating_not_on_scale=0" in done.stdout and "duplicate_rating=0" in done.stdout
+    by_value = dict(query(working, "select rating, count(*) from raw.ratings group by 1"))
+    assert by_value == {float(v): n for v, n in Counter(r["answer"] for r in likert).items()}
+    raters = query(
+        working, "select count(distinct rater_id), min(scale), max(scale) from raw.ratings"
+    )
+    assert raters == [(len({r["worker_id"] for r in likert}), "likert_1_5", "likert_1_5")]
+    images = query(working, "select count(distinct (model_id, prompt_id)) from raw.ratings")
+    assert images == [(len({(r["t2i_model"], r["item_id"]) for r in likert}),)]
 
 
 def test_strict_import_refuses_listing_file_line_and_reason(tmp_path):

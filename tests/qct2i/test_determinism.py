@@ -98,7 +98,16 @@ def test_the_world_has_fourteen_generators_and_marts_with_rows(one_import):
     models = query(warehouse, "select distinct model_id from marts.fct_hcq_leaderboard")
     assert len(models) == 14 and (NEWCOMER,) in models
     assert len(fingerprints) >= 20
-    assert all(f["rows"] > 0 for f in fingerprints.values()), fingerprints
+    # one judge, no human ratings, no converted release, no generator evaluated on a subset:
+    # these marts have nothing to show here; every other mart has rows to compare
+    nothing_to_show = {
+        "fct_judge_agreement",
+        "fct_human_agreement",
+        "fct_conversion_report",
+        "fct_subset_estimates",
+    }
+    empty = {mart for mart, f in fingerprints.items() if f["rows"] == 0}
+    assert empty == nothing_to_show, fingerprints
 
 
 def test_a_second_build_is_byte_identical(one_import):

@@ -102,7 +102,9 @@ def test_two_builds_at_once_publish_one_and_name_the_other_writer(published):
         )
         for _ in range(2)
     ]
-    results = [(b.wait(timeout=600), *b.communicate()) for b in builds]
+    # communicate, not wait: a build whose output fills the pipe would stall until it is read
+    results = [(*b.communicate(timeout=600), b.returncode) for b in builds]
+    results = [(code, out, err) for out, err, code in results]
     codes = sorted(code for code, _, _ in results)
     assert codes == [0, 2], [r[2][-2000:] for r in results]
     loser = next(err for code, _, err in results if code == 2)
@@ -117,12 +119,13 @@ def test_a_waiting_writer_runs_after_the_holder(published):
     """`--wait` turns the refusal into taking turns: both builds publish, one after the other."""
     env = cli_env(published)
     builds = [
+        # dbt's output goes nowhere: a pipe nobody reads while the other build runs would fill
+        # and stall the build that writes to it
         subprocess.Popen(
             [QCT2I, "build", "--wait", "300"],
             env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         for _ in range(2)
     ]

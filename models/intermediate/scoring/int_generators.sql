@@ -1,6 +1,9 @@
 -- Every generator known to the warehouse: the registry seed, the bundle's own generators file and
--- any model that was judged. Cost (METHOD 12) is measured from images when there are any
--- (latency x GPUs / megapixels, mean per model), else the bundle's figure, else the seed's.
+-- any model that was judged. Cost (METHOD 12; the paper's GPU-s/MP, latency x occupied GPUs per
+-- output megapixel) is, in order: the bundle's `measured` figure (a warm, batch-1 calibration:
+-- ingestion/backends/calibration.py), else the mean over the model's images (latency x GPUs /
+-- megapixels; `measured` too, but batch-shared and warm-up-including latencies), else the
+-- bundle's figure (`bundle`), else the registry seed's (`registry`).
 with
 
 registry as (
@@ -19,13 +22,32 @@ judgments as (
     select * from {{ ref('int_official_judgments') }}
 ),
 
-measured_cost as (
+calibrated as (
+    select
+        model_id,
+        cost_gpu_s_per_mp
+    from bundle_generators
+    where cost_source = 'measured' and cost_gpu_s_per_mp is not null
+),
+
+image_cost as (
     select
         model_id,
         count(*) as n_images,
-        avg(latency_s * gpus / (width_px * height_px / 1e6)) as measured_gpu_s_per_mp
+        avg(latency_s * gpus / (width_px * height_px / 1e6)) as image_gpu_s_per_mp
     from images
     group by model_id
+),
+
+measured_cost as (
+    select
+        coalesce(image_cost.model_id, calibrated.model_id) as model_id,
+        coalesce(image_cost.n_images, 0) as n_images,
+        coalesce(
+            calibrated.cost_gpu_s_per_mp, image_cost.image_gpu_s_per_mp
+        ) as measured_gpu_s_per_mp
+    from image_cost
+    full outer join calibrated on image_cost.model_id = calibrated.model_id
 ),
 
 known_models as (
@@ -42,8 +64,8 @@ final as (
         coalesce(
             bundle_generators.display_name, registry.display_name, known_models.model_id
         ) as display_name,
-        registry.hub_repo_id,
-        registry.pipeline_class,
+        coalesce(bundle_generators.hub_id, registry.hub_repo_id) as hub_repo_id,
+        coalesce(bundle_generators.pipeline_class, registry.pipeline_class) as pipeline_class,
         coalesce(measured_cost.n_images, 0) as n_images,
         measured_cost.measured_gpu_s_per_mp,
         coalesce(
@@ -54,7 +76,7 @@ final as (
         case
             when measured_cost.measured_gpu_s_per_mp is not null then 'measured'
             when bundle_generators.cost_gpu_s_per_mp is not null then 'bundle'
-            when registry.cost_gpu_s_per_mp is not null then 'registry_' || registry.cost_source
+            when registry.cost_gpu_s_per_mp is not null then 'registry'
         end as cost_source
     from known_models
     left join registry on known_models.model_id = registry.model_id

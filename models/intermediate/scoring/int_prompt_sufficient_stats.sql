@@ -99,15 +99,11 @@ final as (
         combined.n_text_images,
         combined.text_distance_utf16,
         combined.text_length_utf16,
-        case
-            when score_sources.score_source = 'transcription'
-                then combined.text_length_utf16 - combined.text_distance_utf16
-            else combined.n_valid_yes
-        end::bigint as score_num,
-        case
-            when score_sources.score_source = 'transcription' then combined.text_length_utf16
-            else combined.n_valid
-        end::bigint as score_den
+        {{ score_num_den(
+            'score_sources.score_source', 'combined.n_valid_yes', 'combined.n_valid',
+            'combined.text_length_utf16 - combined.text_distance_utf16',
+            'combined.text_length_utf16'
+        ) }}
     from combined
     inner join prompts on combined.prompt_id = prompts.prompt_id
     left join score_sources on combined.capability = score_sources.capability

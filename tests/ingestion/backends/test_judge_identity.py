@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ingestion.backends.base import ImageQuestions, JudgeIdentity
+from ingestion.backends.base import ImageQuestions, JudgeIdentity, QuestionJudge
 from ingestion.backends.runs import judged_images_of, read_rows, run_adjudication
 from ingestion.backends.transformers_vl import TransformersJudge
 
@@ -85,8 +85,8 @@ def _answered(rows: list[dict], judge: TransformersJudge) -> Counter:
 EVERY_QUESTION = Counter({(f"p{i}", "lens", q): 1 for i in range(K) for q, _ in QUESTIONS})
 
 
-def _run(judge, bundle):
-    return run_adjudication(judge, bundle, "lens", log=lambda _: None)
+def _run(judge, bundle, judge_id="default"):
+    return run_adjudication(judge, bundle, "lens", log=lambda _: None, judge_id=judge_id)
 
 
 def test_the_identity_is_model_revision_and_rendered_prompt_hash(
@@ -108,7 +108,7 @@ def test_a_new_judge_answers_every_image_and_the_old_one_then_skips_all(
     judge_b = request.getfixturevalue(other)
     first = _run(judge_a, bundle)
     assert (first.done, first.skipped) == (K, 0)
-    second = _run(judge_b, bundle)
+    second = _run(judge_b, bundle, judge_id="b")
     assert (second.done, second.skipped) == (K, 0)  # B answers all K, none skipped for A's rows
     again = _run(judge_a, bundle)
     assert (again.done, again.skipped) == (0, K)
@@ -117,11 +117,11 @@ def test_a_new_judge_answers_every_image_and_the_old_one_then_skips_all(
     assert _answered(rows, judge_a) == EVERY_QUESTION
     assert _answered(rows, judge_b) == EVERY_QUESTION
     # every row is one judge's: the identity of A or of B, never a blend of the two
-    identities = {JudgeIdentity.of_row(r) for r in rows}
-    assert identities == {judge_a.identity, judge_b.identity}
+    identities = {(r["judge_id"], JudgeIdentity.of_row(r)) for r in rows}
+    assert identities == {("default", judge_a.identity), ("b", judge_b.identity)}
 
 
-class _Wrapped:
+class _Wrapped(QuestionJudge):
     """A judge that delegates to `inner`, optionally crashing once it has judged `crash_after`
     images, or declaring another identity than the one its judgments carry."""
 
@@ -145,7 +145,7 @@ def test_a_new_judge_after_a_crash_answers_every_image_not_only_the_rest(
     with pytest.raises(RuntimeError, match="crash"):
         _run(_Wrapped(judge_a, crash_after=K - 1), bundle)
     assert len(_answered(_rows(bundle), judge_a)) == (K - 1) * len(QUESTIONS)
-    stats = _run(judge_other_model, bundle)
+    stats = _run(judge_other_model, bundle, judge_id="other")
     assert (stats.done, stats.skipped) == (K, 0)
     assert _answered(_rows(bundle), judge_other_model) == EVERY_QUESTION
     resumed = _run(judge_a, bundle)  # A resumes where it crashed: its one missing image

@@ -13,7 +13,7 @@ import pytest
 from ingestion.backends import GenerationRequest, cache_key, resolve
 from ingestion.backends.generators import generator_model_ids, image_seed, load_generator_specs
 from ingestion.backends.parsing import (
-    p_yes_from_logits,
+    p_yes_from_answer_scores,
     p_yes_from_logprobs,
     parse_blocks,
     parse_yes_no,
@@ -141,8 +141,8 @@ def test_other_outputs_are_missing_with_a_reason_never_no(text):
 
 
 def test_p_yes_is_the_two_way_softmax():
-    assert p_yes_from_logits(2.0, 0.0) == pytest.approx(math.e**2 / (math.e**2 + 1))
-    assert p_yes_from_logits(1000.0, 1000.0) == pytest.approx(0.5)
+    assert p_yes_from_answer_scores([2.0], [0.0]) == pytest.approx(math.e**2 / (math.e**2 + 1))
+    assert p_yes_from_answer_scores([1000.0], [1000.0]) == pytest.approx(0.5)
     lp = {"yes": math.log(0.6), "no": math.log(0.2), "maybe": math.log(0.2)}
     assert p_yes_from_logprobs(lp) == pytest.approx(0.75)
     assert p_yes_from_logprobs({"maybe": -0.1}) is None

@@ -42,24 +42,40 @@ def _force(judge, biases: dict[int, float]):
     return head
 
 
-def test_one_image_with_all_its_questions_is_one_forward_pass(judge, image):
-    calls = []
+def test_one_image_is_encoded_once_for_all_its_questions(judge, image):
+    """The image prefix is one forward pass (batch 1) with the vision encoder run once; the
+    three questions are one more pass (batch 3) over their suffixes only."""
+    calls, vision_calls = [], []
     hook = judge.vl.model.register_forward_hook(
-        lambda _m, _a, kwargs, _o: calls.append(kwargs["input_ids"].shape[0]), with_kwargs=True
+        lambda _m, _a, kwargs, _o: calls.append(tuple(kwargs["input_ids"].shape)),
+        with_kwargs=True,
+    )
+    vision_hook = judge.vl.model.model.visual.register_forward_hook(
+        lambda *_: vision_calls.append(1)
     )
     try:
         results = judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS))
     finally:
         hook.remove()
-    assert calls == [3]
+        vision_hook.remove()
+    assert len(vision_calls) == 1
+    (prefix_batch, prefix_len), (suffix_batch, suffix_len) = calls  # prefix, then suffixes
+    assert (prefix_batch, suffix_batch) == (1, 3)
+    longest = max(len(judge.vl.tokenizer.encode(f"{q} Answer yes or no.")) for _, q in QUESTIONS)
+    assert prefix_len >= 4 and suffix_len >= longest  # 4: <|im_start|>user\n<|vision_start|>...
     assert [r.question_id for r in results] == ["q1", "q2", "q3"]
     assert all(
         r.judge_model == "tiny-qwen3-vl" and r.judge_revision.startswith("local-") for r in results
     )
 
 
+def _token(judge, text: str) -> int:
+    (token,) = judge.vl.tokenizer.encode(text, add_special_tokens=False)
+    return token
+
+
 def test_forced_yes_gives_answer_and_two_way_softmax(judge, image):
-    original = _force(judge, {judge.yes_id: 3.0, judge.no_id: 1.0})
+    original = _force(judge, {_token(judge, "yes"): 3.0, _token(judge, "no"): 1.0})
     try:
         results = judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS[:2]))
     finally:
@@ -71,7 +87,7 @@ def test_forced_yes_gives_answer_and_two_way_softmax(judge, image):
 
 
 def test_forced_no(judge, image):
-    original = _force(judge, {judge.yes_id: -1.0, judge.no_id: 0.5})
+    original = _force(judge, {_token(judge, "yes"): -1.0, _token(judge, "no"): 0.5})
     try:
         (r,) = judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS[:1]))
     finally:
@@ -81,7 +97,7 @@ def test_forced_no(judge, image):
 
 def test_an_output_that_is_neither_yes_nor_no_is_missing_not_no(judge, image):
     other = judge.vl.tokenizer.encode("cat", add_special_tokens=False)[0]
-    original = _force(judge, {judge.yes_id: 1.0, judge.no_id: 2.0, other: 5.0})
+    original = _force(judge, {_token(judge, "yes"): 1.0, _token(judge, "no"): 2.0, other: 5.0})
     try:
         (r,) = judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS[:1]))
     finally:

@@ -17,6 +17,7 @@ import functools
 import json
 import math
 import os
+from collections import Counter
 
 import pytest
 
@@ -28,8 +29,14 @@ else:
 from tokenizers import Tokenizer
 
 from ingestion.backends.base import ImageQuestions
+from ingestion.backends.runs import run_adjudication
 from ingestion.backends.tiny import build_tiny_text_lm, set_text_lm_logits
-from ingestion.backends.vllm_backend import VllmJudge
+from ingestion.backends.vllm_backend import TEXT_PREFIX, VllmJudge
+
+from .spelling_models import add_answer_spellings
+
+YES_SPELLINGS = ("yes", "Yes", "YES", " yes", " Yes", " YES")
+NO_SPELLINGS = ("no", "No", "NO", " no", " No", " NO")
 
 pytestmark = pytest.mark.vllm
 
@@ -45,7 +52,16 @@ IMAGE = "images/tiny-sd/p0001-en.png"
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    return build_tiny_text_lm(tmp_path_factory.mktemp("tiny") / "text_lm", logits=BASE)
+    """The tiny LM with every casing of yes and no as one token (as in Qwen's vocabulary)."""
+    folder = build_tiny_text_lm(tmp_path_factory.mktemp("tiny") / "text_lm", logits=BASE)
+    return add_answer_spellings(folder, "AutoModelForCausalLM")
+
+
+def _p_yes(logits: dict[str, float]) -> float:
+    """P(yes) by hand: e^logit summed over every spelling of each word (0 where not forced)."""
+    ey = sum(math.exp(logits.get(t, 0.0)) for t in YES_SPELLINGS)
+    en = sum(math.exp(logits.get(t, 0.0)) for t in NO_SPELLINGS)
+    return ey / (ey + en)
 
 
 @pytest.fixture(scope="module")
@@ -150,19 +166,21 @@ def test_yes_answer_and_p_yes_from_the_top_logprobs(judge, vocab_size):
         top = {lp.decoded_token: lp.logprob for lp in output.outputs[0].logprobs[0].values()}
         assert top["yes"] == pytest.approx(3.0 - log_z, abs=1e-4)
         assert top["no"] == pytest.approx(1.0 - log_z, abs=1e-4)
-    expected = math.exp(3.0) / (math.exp(3.0) + math.exp(1.0))
+    expected = _p_yes(BASE)  # the other ten spellings at logit 0 count too
     for r in results:
         assert (r.answer, r.raw_text, r.reason) == ("yes", "yes", None)
         assert r.p_yes == pytest.approx(expected, abs=1e-4)
 
 
 def test_no_answer_with_yes_far_outside_the_top_k(judge, forced):
-    # yes at -1 ranks below the ~400 tokens at 0: its logprob must be asked for by token id,
-    # or p_yes would come out 0 instead of e^-1 / (e^-1 + e^0.5).
-    forced({"yes": -1.0, "no": 0.5})
+    # every yes at -1 ranks below the ~400 tokens at 0: their logprobs must be asked for by token
+    # id, or p_yes would come out 0 instead of 6e^-1 / (6e^-1 + e^0.5 + 5).
+    logits = {t: -1.0 for t in YES_SPELLINGS} | {"no": 0.5}
+    forced(logits)
     (r,) = judge.judge(ImageQuestions("p0003", "tiny-sd", IMAGE, QUESTIONS[:1]))
     assert (r.answer, r.raw_text, r.reason) == ("no", "no", None)
-    assert r.p_yes == pytest.approx(1 / (1 + math.exp(1.5)), abs=1e-4)
+    assert r.p_yes == pytest.approx(_p_yes(logits), abs=1e-4)
+    assert _p_yes(logits) == pytest.approx(6 / math.e / (6 / math.e + math.exp(0.5) + 5))
 
 
 def test_greedy_token_neither_yes_nor_no_is_missing_with_a_reason(judge, forced, tokenizer):
@@ -179,3 +197,133 @@ def test_end_of_turn_as_the_answer_is_missing_not_no(judge, forced):
     forced({"<|im_end|>": 2.0, "no": 1.0})
     (r,) = judge.judge(ImageQuestions("p0005", "tiny-sd", IMAGE, QUESTIONS[:1]))
     assert (r.answer, r.p_yes, r.raw_text, r.reason) == (None, None, "", "empty output")
+
+
+def test_capitalised_yes_is_a_yes_and_p_yes_sums_every_spelling(judge, forced):
+    """The same rule as the transformers judge (test_answer_spellings.py): 'Yes' is a yes, and
+    p_yes sums e^logprob over every spelling of each word."""
+    assert sorted(judge.answer_tokens.values()) == ["no"] * 6 + ["yes"] * 6
+    logits = {"Yes": 2.0, " yes": 1.0, "YES": 0.5, "no": 1.8, " No": 1.0}
+    forced(logits)
+    (r,) = judge.judge(ImageQuestions("p0006", "tiny-sd", IMAGE, QUESTIONS[:1]))
+    assert (r.answer, r.raw_text, r.reason) == ("yes", "Yes", None)
+    assert r.p_yes == pytest.approx(_p_yes(logits), abs=1e-4)
+    lower_case_only = 1 / (1 + math.exp(1.8))  # 'yes' (logit 0) against 'no' alone
+    assert abs(_p_yes(logits) - lower_case_only) > 0.3
+
+
+def _text_bundle(folder, n_images: int, long_question_at: int | None = None):
+    """A bundle of `n_images` images of generator tiny-sd (paths only: the text-only judge names
+    them in its prompt), each with QUESTIONS; one image may carry a question too long for the
+    engine's max_model_len (a prompt vLLM refuses)."""
+    images, questions = [], []
+    for i in range(n_images):
+        prompt = f"p{i:04d}"
+        images.append({"prompt_id": prompt, "model_id": "tiny-sd", "path": f"images/{prompt}.png"})
+        texts = list(QUESTIONS)
+        if i == long_question_at:
+            texts[-1] = ("q3", "Is the cat " + "very " * 400 + "red?")
+        questions += [{"prompt_id": prompt, "question_id": q, "text": t} for q, t in texts]
+    for name, rows in (("images", images), ("questions", questions)):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def _rows(folder):
+    return [json.loads(line) for line in (folder / "judgments.jsonl").read_text().splitlines()]
+
+
+def test_many_images_per_generate_call_appended_chunk_by_chunk(judge, tmp_path, tokenizer):
+    bundle = _text_bundle(tmp_path, 5)
+    rows_before_call = []
+    with GenerateSpy(judge.llm) as spy:
+        real = spy.real
+
+        def counting(prompts, *args, **kwargs):  # rows on disk when each chunk starts
+            path = bundle / "judgments.jsonl"
+            rows_before_call.append(len(_rows(bundle)) if path.exists() else 0)
+            return real(prompts, *args, **kwargs)
+
+        spy.real = counting
+        stats = run_adjudication(judge, bundle, "tiny-sd", log=lambda _: None, chunk_images=2)
+
+    n_q = len(QUESTIONS)
+    assert [len(prompts) for prompts, _ in spy.calls] == [2 * n_q, 2 * n_q, 1 * n_q]
+    assert rows_before_call == [0, 2 * n_q, 4 * n_q]  # each chunk appended before the next
+    assert (stats.done, stats.questions) == (5, 5 * n_q)
+    rows = _rows(bundle)
+    outputs = [o for _, call in spy.calls for o in call]
+    assert len(rows) == len(outputs) == 5 * n_q
+    for row, output in zip(rows, outputs, strict=True):  # each answer from its own prompt
+        image = str(bundle / "images" / f"{row['prompt_id']}.png")
+        question = dict(QUESTIONS)[row["question_id"]]
+        assert f"Image {image}.\n{question} Answer" in output.prompt
+        assert row["judge_model"] == "tiny-llama" and row["judge_id"] == "default"
+    # Prefix caching inside a multi-image call: every question after an image's first reads
+    # that image's full prefix blocks from the cache.
+    for prompts, call in spy.calls:
+        for first in range(0, len(call), n_q):
+            image = prompts[first].split("Image ", 1)[1].split(".\n", 1)[0]
+            prefix = tokenizer.encode(TEXT_PREFIX.format(image=image)).ids
+            assert list(call[first].prompt_token_ids[: len(prefix)]) == prefix
+            full_blocks = len(prefix) // BLOCK * BLOCK
+            assert full_blocks >= BLOCK
+            assert all(o.num_cached_tokens >= full_blocks for o in call[first + 1 : first + n_q])
+
+
+def test_a_refused_prompt_mid_run_loses_that_chunk_only(judge, tmp_path):
+    """A real engine failure: one image's question is longer than max_model_len, so vLLM refuses
+    the generate() call of its chunk (aborting the chunk's requests already added). The chunks
+    before it are on disk; a rerun after the question is fixed judges exactly the rest."""
+    from vllm.exceptions import VLLMValidationError
+
+    bundle = _text_bundle(tmp_path, 5, long_question_at=3)
+    with pytest.raises(VLLMValidationError, match="maximum context length"):
+        run_adjudication(judge, bundle, "tiny-sd", log=lambda _: None, chunk_images=2)
+    assert sorted({r["prompt_id"] for r in _rows(bundle)}) == ["p0000", "p0001"]
+
+    _text_bundle(tmp_path, 5)  # the question rewritten
+    stats = run_adjudication(judge, bundle, "tiny-sd", log=lambda _: None, chunk_images=2)
+    assert (stats.done, stats.skipped) == (3, 2)
+    counts = Counter((r["prompt_id"], r["question_id"]) for r in _rows(bundle))
+    assert counts == Counter({(f"p{i:04d}", q): 1 for i in range(5) for q, _ in QUESTIONS})
+
+
+def test_the_question_writer_sends_many_prompts_in_one_call_in_the_chat_template(
+    tmp_path_factory,
+):
+    """METHOD 13's writer: one generate() call for a batch of prompts, each the instruction in
+    the model's chat template as a user turn with the assistant turn opened (thinking off), the
+    output constrained to the question schema (its validity is construct_questions' business)."""
+    from ingestion.backends.base import QuestionWriteRequest
+    from ingestion.backends.vllm_backend import VllmQuestionWriter
+
+    # the instruction is ~300 tokens in the tiny vocabulary: a context longer than the tiny
+    # model's 256 (RoPE; the weights are random either way)
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB, as for the judge's engine
+    folder = build_tiny_text_lm(tmp_path_factory.mktemp("writer") / "text_lm")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 1024}))
+    writer = VllmQuestionWriter(
+        str(folder),
+        tags=["animals", "color"],
+        max_tokens=48,
+        dtype="float32",
+        enforce_eager=True,
+        max_model_len=512,
+        block_size=BLOCK,
+        seed=0,
+    )
+    requests = [QuestionWriteRequest(f"p{i}", "en", f"a red cat number {i}") for i in range(3)]
+    with GenerateSpy(writer.llm) as spy:
+        raws = writer.write_many(requests)
+    del writer.llm
+    ((prompts, outputs),) = spy.calls
+    assert len(prompts) == len(raws) == 3
+    for request, prompt, output, raw in zip(requests, prompts, outputs, raws, strict=True):
+        assert prompt.startswith("<|im_start|>user\nTurn the prompt into yes/no questions")
+        assert prompt.endswith(f"Prompt: {request.text}<|im_end|>\n<|im_start|>assistant\n")
+        assert "tag = the capability of the question's core predicate, one of: animals, color" in (
+            prompt
+        )
+        assert raw == output.outputs[0].text and raw.startswith("{")

@@ -1,0 +1,81 @@
+"""The OCR asset (Eq. 3's evidence), partitioned by generator like generation and judging, and
+the question-construction asset (METHOD 13), which writes the questions judging asks.
+
+The OCR asset reads every image of its generator whose prompt has a text target into the GPU
+bundle's transcriptions.jsonl (ingestion/backends/transcription_runs.py: resumable, one row per
+image, the OCR model and revision on every row); truncated or unparseable answers are written as
+`unavailable` with their reason and counted in the materialisation's metadata. Question
+construction turns every prompt of the bundle without questions into questions (capability tags,
+parents, entities) through the configured writer in batches, validated by the bundle's rules;
+rejected prompts are kept with their reasons (question_rejections.jsonl) and counted.
+"""
+
+from pathlib import Path
+
+import dagster as dg
+
+from dagster_defs.assets.generation import (
+    GPU_POOL,
+    default_gpu_bundle_dir,
+    generated_images,
+    generator_partitions,
+)
+from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
+from ingestion.backends.question_writer import run_question_construction
+from ingestion.backends.transcription_runs import run_transcription
+
+
+class EvidenceConfig(dg.Config):
+    bundle: str | None = None  # default: the GPU bundle (generation.default_gpu_bundle_dir)
+
+
+@dg.asset(
+    key_prefix=["gpu"],
+    group_name="gpu",
+    partitions_def=generator_partitions,
+    deps=[generated_images],
+    pool=GPU_POOL,
+    description="The text blocks of every image of one generator whose prompt has a text target "
+    "(transcriptions.jsonl); truncated or unparseable readings are `unavailable` with a reason.",
+)
+def transcribed_images(
+    context: dg.AssetExecutionContext,
+    config: EvidenceConfig,
+    text_transcriber: TextTranscriberResource,
+) -> dg.MaterializeResult:
+    bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
+    transcriber = text_transcriber.load()
+    stats = run_transcription(transcriber, bundle, context.partition_key, log=context.log.info)
+    return dg.MaterializeResult(
+        metadata={
+            "bundle": str(bundle),
+            "ocr_model": transcriber.ocr_model,
+            "ocr_revision": transcriber.ocr_revision,
+            "max_new_tokens": text_transcriber.max_new_tokens,
+            **stats.metadata(),
+        }
+    )
+
+
+@dg.asset(
+    key_prefix=["gpu"],
+    group_name="gpu",
+    pool=GPU_POOL,
+    description="Questions (tags, parents, entities, text targets) for every prompt of the GPU "
+    "bundle that has none, written by the question-writer LLM and validated by the bundle's "
+    "rules; rejected prompts kept with their reasons.",
+)
+def constructed_questions(
+    context: dg.AssetExecutionContext,
+    config: EvidenceConfig,
+    question_writer: QuestionWriterResource,
+) -> dg.MaterializeResult:
+    from ingestion.bundle import default_capabilities
+
+    bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
+    capabilities = default_capabilities()
+    writer = question_writer.load(sorted(capabilities))
+    stats = run_question_construction(
+        writer, bundle, capabilities, question_writer.batch_size, log=context.log.info
+    )
+    return dg.MaterializeResult(metadata={"bundle": str(bundle), **stats.metadata()})

@@ -1,0 +1,25 @@
+-- Which prompts each generator was evaluated on: a (model, prompt) with at least one judgment of
+-- the official judge. The question records cover every model x question (a missing judgment is
+-- an invalid record), so evaluation coverage is read from the judgments themselves. A generator
+-- without every prompt is estimated from its subset (METHOD 16, int_subset_estimates).
+with
+
+judgments as (
+    select * from {{ ref('int_official_judgments') }}
+),
+
+prompts as (
+    select * from {{ ref('stg_prompts') }}
+),
+
+final as (
+    select distinct
+        judgments.model_id,
+        judgments.prompt_id,
+        prompts.concept_id,
+        prompts.language
+    from judgments
+    inner join prompts on judgments.prompt_id = prompts.prompt_id
+)
+
+select * from final

@@ -1,0 +1,143 @@
+"""Judging in chunks of images: one `judge_many` call and one append per chunk, so a crash loses
+at most the chunk in flight and a rerun judges exactly what is missing.
+
+The crashes are real: an image file that is not an image (a generator killed while writing it by
+hand, a disk error) makes PIL raise inside the judge in the middle of a chunk; and a judge process
+killed with SIGKILL while a chunk is in flight. The judge is
+the tiny Qwen3-VL of tests/conftest.py; the vLLM judge's chunked generate() is tested in
+test_vllm.py (`make test-vllm`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from PIL import Image, UnidentifiedImageError
+
+from ingestion.backends.runs import read_rows, run_adjudication
+from ingestion.backends.transformers_vl import TransformersJudge
+
+N_IMAGES, CHUNK, BROKEN = 5, 2, 3  # chunks [p0 p1] [p2 p3] [p4]; p3 breaks the second chunk
+QUESTIONS = (("q1", "Is there a cat?"), ("q2", "Is the cat red?"))
+
+
+@pytest.fixture(scope="module")
+def judge(tiny_vl):
+    return TransformersJudge(str(tiny_vl), model_name="tiny", device="cpu")
+
+
+def _image(path: Path, i: int) -> None:
+    Image.new("RGB", (32, 32), (50 * i, 90, 200)).save(path)
+
+
+@pytest.fixture
+def bundle(tmp_path) -> Path:
+    (tmp_path / "images").mkdir()
+    images, questions = [], []
+    for i in range(N_IMAGES):
+        path = tmp_path / "images" / f"p{i}.png"
+        if i == BROKEN:
+            path.write_bytes(b"not a png")
+        else:
+            _image(path, i)
+        images.append({"prompt_id": f"p{i}", "model_id": "lens", "path": f"images/p{i}.png"})
+        questions += [{"prompt_id": f"p{i}", "question_id": q, "text": t} for q, t in QUESTIONS]
+    for name, rows in (("images", images), ("questions", questions)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path
+
+
+def _run(judge, bundle):
+    return run_adjudication(judge, bundle, "lens", log=lambda _: None, chunk_images=CHUNK)
+
+
+def _answered(bundle: Path) -> Counter:
+    return Counter(r["prompt_id"] for r in read_rows(bundle / "judgments.jsonl"))
+
+
+def test_a_crash_mid_chunk_loses_that_chunk_only_and_the_rerun_judges_the_rest(judge, bundle):
+    calls = []
+    real = judge.judge_many
+
+    def spy(items):
+        calls.append([i.prompt_id for i in items])
+        return real(items)
+
+    judge.judge_many = spy
+    try:
+        with pytest.raises(UnidentifiedImageError):
+            _run(judge, bundle)
+        # p2 was judged in memory before p3 failed; its answers went down with its chunk
+        assert calls == [["p0", "p1"], ["p2", "p3"]]
+        assert _answered(bundle) == {"p0": 2, "p1": 2}
+
+        _image(bundle / "images" / f"p{BROKEN}.png", BROKEN)  # the image is redrawn
+        calls.clear()
+        stats = _run(judge, bundle)
+    finally:
+        del judge.judge_many
+    assert calls == [["p2", "p3"], ["p4"]]
+    assert (stats.done, stats.skipped, stats.questions) == (3, 2, 6)
+    assert _answered(bundle) == {f"p{i}": 2 for i in range(N_IMAGES)}  # each answer once
+    rows = list(read_rows(bundle / "judgments.jsonl"))
+    assert {r["judge_id"] for r in rows} == {"default"}
+    assert {r["judge_model"] for r in rows} == {"tiny"}
+
+
+def test_chunk_size_must_be_positive(judge, bundle):
+    with pytest.raises(ValueError, match="chunk_images must be at least 1"):
+        run_adjudication(judge, bundle, "lens", log=lambda _: None, chunk_images=0)
+
+
+_JUDGE_IN_A_CHILD = """
+import sys
+from ingestion.backends.runs import run_adjudication
+from ingestion.backends.transformers_vl import TransformersJudge
+judge = TransformersJudge(sys.argv[1], model_name="tiny", device="cpu")
+run_adjudication(judge, sys.argv[2], "lens", log=print, chunk_images=int(sys.argv[3]))
+"""
+
+
+def test_a_judge_killed_mid_chunk_loses_at_most_that_chunk(tiny_vl, bundle):
+    """kill -9 while the second chunk is in flight: its image p3 is a FIFO nobody writes, so the
+    judge blocks opening it, after p2 was judged in memory and after chunk 1 was appended."""
+    fifo = bundle / "images" / f"p{BROKEN}.png"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _JUDGE_IN_A_CHILD, str(tiny_vl), str(bundle), str(CHUNK)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 300
+    while _answered_if_any(bundle) != {"p0": 2, "p1": 2}:
+        assert child.poll() is None, child.stderr.read().decode()[-2000:]
+        assert time.monotonic() < deadline, "the first chunk never landed"
+        time.sleep(0.2)
+    time.sleep(1.0)  # the child moves on to chunk 2 and blocks on the FIFO
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert _answered(bundle) == {"p0": 2, "p1": 2}  # chunk 1 whole, chunk 2 lost, no torn line
+
+    fifo.unlink()
+    _image(fifo, BROKEN)
+    rerun = subprocess.run(
+        [sys.executable, "-c", _JUDGE_IN_A_CHILD, str(tiny_vl), str(bundle), str(CHUNK)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert _answered(bundle) == {f"p{i}": 2 for i in range(N_IMAGES)}  # each answer once
+
+
+def _answered_if_any(bundle: Path) -> Counter:
+    return _answered(bundle) if (bundle / "judgments.jsonl").exists() else Counter()

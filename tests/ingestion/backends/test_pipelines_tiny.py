@@ -1,0 +1,305 @@
+"""Every diffusers row of seeds/generators.csv, as its real pipeline class with tiny random
+components (ingestion/backends/tiny_pipelines.py), saved, loaded by the project's loader and
+drawn with the row's own call settings (issue 10).
+
+What the pipelines received is observed on the real modules: forward pre-hooks count the
+transformer's evaluations (classifier-free guidance doubles them: either two calls per step or
+one call on a doubled batch) and the calls of the prompt enhancers. The expected guidance of
+each row below was read off the installed diffusers source, not computed by the loader.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+import torch
+
+from ingestion.backends.base import GenerationRequest
+from ingestion.backends.diffusers_generator import (
+    DiffusersGenerator,
+    UnknownPipelineError,
+    call_arguments,
+    load_dtype,
+    pipeline_class_of,
+)
+from ingestion.backends.external_generators import GeneratorUnavailableError
+from ingestion.backends.generators import load_generator_specs
+from ingestion.backends.registry import create
+from ingestion.backends.tiny_pipelines import TINY_PIPELINES, TINY_SIZE, TINY_STEPS, tiny_spec
+
+SPECS = load_generator_specs()
+
+# Does the row's call run classifier-free guidance (two model evaluations per image per step)?
+# From each pipeline's source: Qwen-Image only through true_cfg_scale > 1 with a negative
+# prompt; ERNIE / LongCat / HiDream-I1 when guidance_scale > 1; Z-Image when guidance_scale > 0;
+# FLUX.1-dev and FLUX.2-dev embed the guidance (one evaluation); FLUX.2-Klein is step-distilled.
+CFG = {
+    "qwen-image": True,
+    "ernie-image": True,
+    "longcat-image": True,
+    "flux2-dev": False,
+    "flux2-klein-4b": False,
+    "flux2-klein-9b": False,
+    "z-image-base": True,
+    "z-image-turbo": False,
+    "flux1-dev": False,
+    "hidream-i1": True,
+    "glm-image": True,  # guidance_scale 1.5 > 1
+}
+SLOW = {"glm-image"}  # its autoregressive stage draws 258 prior tokens per image (~7 s on CPU)
+ROWS = [pytest.param(m, marks=pytest.mark.slow) if m in SLOW else m for m in CFG]
+
+
+@pytest.fixture(scope="session")
+def tiny_folders(tmp_path_factory):
+    """Tiny pipeline folders, built once per class on first use."""
+    root = tmp_path_factory.mktemp("tiny_pipelines")
+    built: dict[str, object] = {}
+
+    def folder(pipeline_class: str):
+        if pipeline_class not in built:
+            built[pipeline_class] = TINY_PIPELINES[pipeline_class](root / pipeline_class)
+        return built[pipeline_class]
+
+    return folder
+
+
+def load_tiny(tiny_folders, model_id: str, **changes) -> DiffusersGenerator:
+    spec = SPECS[model_id]
+    generator = DiffusersGenerator(
+        tiny_spec(spec, tiny_folders(spec.pipeline_class), **changes), device="cpu"
+    )
+    if model_id == "hidream-i1":
+        # HiDream-I1 rescales every request to the area of default_sample_size latents (1 MP
+        # at the real VAE's scale); the tiny VAE's scale would make that 256x256
+        generator.pipeline.default_sample_size = TINY_SIZE // generator.pipeline.vae_scale_factor
+    return generator
+
+
+def request(model_id: str, seed: int, text: str) -> GenerationRequest:
+    spec = SPECS[model_id]
+    return GenerationRequest(
+        prompt_id=f"p{seed}",
+        concept_id=f"c{seed}",
+        language="en",
+        text=text,
+        model_id=model_id,
+        seed=seed,
+        steps=TINY_STEPS,
+        guidance=spec.guidance,
+        width=TINY_SIZE,
+        height=TINY_SIZE,
+    )
+
+
+class Evaluations:
+    """Counts a module's forward calls and the batch rows they evaluate (a real hook)."""
+
+    def __init__(self, module):
+        self.calls = 0
+        self.rows = 0
+        self.handle = module.register_forward_pre_hook(self.record, with_kwargs=True)
+
+    def record(self, module, args, kwargs):
+        first = args[0] if args else next(iter(kwargs.values()))
+        if "hidden_states" in kwargs:
+            first = kwargs["hidden_states"]
+        self.calls += 1
+        self.rows += len(first) if isinstance(first, list) else first.shape[0]
+
+    def close(self):
+        self.handle.remove()
+
+
+def pixels(image) -> np.ndarray:
+    return np.asarray(image, dtype=np.int16)
+
+
+@pytest.mark.parametrize("model_id", ROWS)
+def test_row_draws_with_its_real_class_and_settings(tiny_folders, model_id):
+    spec = SPECS[model_id]
+    generator = load_tiny(tiny_folders, model_id)
+    pipeline = generator.pipeline
+    assert type(pipeline) is getattr(__import__("diffusers"), spec.pipeline_class)
+    assert generator.dtype == torch.float32 and pipeline.transformer.dtype == torch.float32
+
+    evaluations = Evaluations(pipeline.transformer)
+    a, b, c = (
+        request(model_id, 11, "a red cat"),
+        request(model_id, 22, "a blue dog on a chair"),
+        request(model_id, 33, "hello"),
+    )
+    first = generator.generate([b, a])
+    per_image = 2 if CFG[model_id] else 1
+    assert evaluations.rows == TINY_STEPS * 2 * per_image
+    second = generator.generate([c, a])
+    evaluations.close()
+
+    assert first.images[1].size == (TINY_SIZE, TINY_SIZE)
+    # an image depends on its own (prompt, seed) only: the same after other batch-mates ...
+    assert np.abs(pixels(first.images[1]) - pixels(second.images[1])).max() <= 1
+    # ... and the images of a batch differ
+    assert np.abs(pixels(first.images[0]) - pixels(first.images[1])).max() > 10
+
+
+def test_qwen_image_guides_only_through_true_cfg_and_a_negative_prompt(tiny_folders):
+    """The row's guidance goes to `true_cfg_scale` with `negative_prompt=" "`: two evaluations
+    per step; the same row without the negative prompt runs one (the pipeline ignores
+    `guidance_scale`, which is why the registry never sets it)."""
+    row = SPECS["qwen-image"]
+    assert row.guidance_arg == "true_cfg_scale" and row.call_kwargs == {"negative_prompt": " "}
+    arguments = call_arguments(row, [request("qwen-image", 1, "a cat")])
+    assert arguments["true_cfg_scale"] == 4.0 and "guidance_scale" not in arguments
+
+    counts = {}
+    for name, kwargs in (("row", {}), ("no negative", {"call_kwargs": {}})):
+        generator = load_tiny(tiny_folders, "qwen-image", **kwargs)
+        evaluations = Evaluations(generator.pipeline.transformer)
+        generator.generate([request("qwen-image", 1, "a cat")])
+        evaluations.close()
+        counts[name] = evaluations.calls
+    assert counts == {"row": 2 * TINY_STEPS, "no negative": TINY_STEPS}
+
+
+def test_ernie_image_prompt_enhancer_stays_off(tiny_folders):
+    row = SPECS["ernie-image"]
+    assert row.call_kwargs == {"use_pe": False}
+    generator = load_tiny(tiny_folders, "ernie-image")
+    pipeline = generator.pipeline
+    assert pipeline.pe is not None  # the enhancer is there: only the flag keeps it out
+    enhancer = Evaluations(pipeline.pe)
+    output = pipeline(**call_arguments(generator.spec, [request("ernie-image", 1, "a cat")]))
+    assert enhancer.calls == 0 and output.revised_prompts is None
+    arguments = call_arguments(generator.spec, [request("ernie-image", 1, "a cat")])
+    output = pipeline(**(arguments | {"use_pe": True}))  # the pipeline's default
+    enhancer.close()
+    assert enhancer.calls > 0 and output.revised_prompts is not None
+
+
+def test_longcat_image_prompt_rewrite_stays_off(tiny_folders):
+    row = SPECS["longcat-image"]
+    assert row.call_kwargs == {"enable_prompt_rewrite": False}
+    generator = load_tiny(tiny_folders, "longcat-image")
+    encoder = Evaluations(generator.pipeline.text_encoder)
+    generator.generate([request("longcat-image", 1, "a cat")])
+    off = encoder.calls
+    arguments = call_arguments(generator.spec, [request("longcat-image", 1, "a cat")])
+    generator.pipeline(**(arguments | {"enable_prompt_rewrite": True}))  # the default
+    encoder.close()
+    # off: the prompt and the negative prompt are encoded, one forward each; on: the rewriter
+    # generates a new prompt token by token with the same text encoder first
+    assert off == 2 and encoder.calls - off > 2
+
+
+def test_flux2_dev_caption_upsampling_stays_off(tiny_folders):
+    generator = load_tiny(tiny_folders, "flux2-dev")
+    encoder = Evaluations(generator.pipeline.text_encoder)
+    generator.generate([request("flux2-dev", 1, "a cat")])
+    encoder.close()
+    assert encoder.calls == 1  # one encoding, no generated caption
+
+
+def test_hidream_i1_loads_its_llama_text_encoder_apart(tiny_folders):
+    from transformers import LlamaForCausalLM
+
+    row = SPECS["hidream-i1"]
+    assert row.extra_components["text_encoder_4"]["source"] == (
+        "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    )
+    generator = load_tiny(tiny_folders, "hidream-i1")
+    assert isinstance(generator.pipeline.text_encoder_4, LlamaForCausalLM)
+    assert generator.pipeline.tokenizer_4 is not None
+    bare = tiny_spec(row, tiny_folders(row.pipeline_class)).with_overrides(extra_components={})
+    with pytest.raises(ValueError, match="text_encoder_4"):  # the folder alone does not hold it
+        DiffusersGenerator(bare, device="cpu")
+
+
+@pytest.mark.slow
+def test_glm_image_needs_its_batch_cap(tiny_folders):
+    """GLM-Image seeds its autoregressive stage from the first generator of a call: uncapped, an
+    image drawn second depends on the image drawn first; with the row's cap (1), it does not."""
+    assert SPECS["glm-image"].max_batch_size == 1
+    a, b, c = (request("glm-image", s, t) for s, t in ((11, "a cat"), (22, "a dog"), (33, "hi")))
+    capped = load_tiny(tiny_folders, "glm-image")
+    uncapped = load_tiny(tiny_folders, "glm-image", max_batch_size=0)  # 0: no cap
+
+    def second_image(generator, first):
+        return pixels(generator.generate([first, a]).images[1])
+
+    assert np.abs(second_image(capped, b) - second_image(capped, c)).max() <= 1
+    assert np.abs(second_image(uncapped, b) - second_image(uncapped, c)).max() > 10
+
+
+def test_a_batch_cap_splits_the_call(tiny_folders):
+    """A cap of 1 on a tiny FLUX.1: batch-1 calls, the same images as one batched call."""
+    assert SPECS["glm-image"].max_batch_size == 1
+    batched = load_tiny(tiny_folders, "flux1-dev")
+    capped = load_tiny(tiny_folders, "flux1-dev", max_batch_size=1)
+    requests = [request("flux1-dev", 5, "a cat"), request("flux1-dev", 6, "a dog")]
+    evaluations = Evaluations(capped.pipeline.transformer)
+    split = capped.generate(requests)
+    evaluations.close()
+    assert (evaluations.calls, evaluations.rows) == (2 * TINY_STEPS, 2 * TINY_STEPS)
+    whole = batched.generate(requests)
+    for x, y in zip(split.images, whole.images, strict=True):
+        assert np.abs(pixels(x) - pixels(y)).max() <= 1
+
+
+def test_dtype_is_the_rows_on_gpu_and_float32_on_cpu(tiny_folders):
+    row = SPECS["flux1-dev"]
+    assert load_dtype(row, torch.device("cuda")) == torch.bfloat16
+    assert load_dtype(row, torch.device("cpu")) == torch.float32
+    # the installed diffusers honours `dtype=` (older ones ignored it and loaded float32)
+    cls = pipeline_class_of(row)
+    pipeline = cls.from_pretrained(str(tiny_folders(row.pipeline_class)), dtype=torch.bfloat16)
+    assert pipeline.transformer.dtype == torch.bfloat16
+
+
+def test_every_registry_row_names_real_arguments_of_its_class():
+    """Checked through the class's signature (inspect), not through the loader."""
+    for spec in SPECS.values():
+        if spec.backend != "diffusers":
+            continue
+        parameters = inspect.signature(pipeline_class_of(spec).__call__).parameters
+        assert spec.guidance_arg in parameters, spec.model_id
+        assert set(spec.call_kwargs) <= set(parameters), spec.model_id
+        init = inspect.signature(pipeline_class_of(spec).__init__).parameters
+        assert set(spec.extra_components) <= set(init), spec.model_id
+    covered = {m for m, s in SPECS.items() if s.pipeline_class in TINY_PIPELINES}
+    diffusers_rows = {m for m, s in SPECS.items() if s.backend == "diffusers"}
+    assert covered == diffusers_rows == set(CFG)
+
+
+@pytest.mark.parametrize("name", ["NoSuchPipeline", "AutoencoderKL", ""])
+def test_an_unknown_class_is_an_error_naming_it_and_diffusers(name):
+    import diffusers
+
+    spec = SPECS["flux1-dev"].with_overrides(pipeline_class=name, source="/nonexistent")
+    with pytest.raises(UnknownPipelineError) as error:
+        DiffusersGenerator(spec, device="cpu")
+    assert repr(name) in str(error.value) and diffusers.__version__ in str(error.value)
+
+
+@pytest.mark.parametrize(("model_id", "module"), [("hidream-o1", "hidream_o1"), ("lens", "lens")])
+def test_models_outside_diffusers_are_refused_with_what_to_install(model_id, module):
+    spec = SPECS[model_id]
+    assert spec.backend != "diffusers" and not spec.pipeline_class
+    with pytest.raises(GeneratorUnavailableError) as error:
+        create("generator", spec.backend, spec=spec, device="cpu")
+    message = str(error.value)
+    assert f"{module!r} is not installed" in message and "Install" in message
+
+
+def test_a_malformed_registry_row_is_an_error_naming_file_line_and_column(tmp_path):
+    from ingestion.backends.generators import GENERATORS_SEED, RegistryError
+
+    lines = GENERATORS_SEED.read_text(encoding="utf-8").splitlines()
+    assert lines[1].startswith("ernie-image,")
+    lines[1] = lines[1].replace('"{""use_pe"":false}"', '"{use_pe: false"')
+    broken = tmp_path / "generators.csv"
+    broken.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(RegistryError) as error:
+        load_generator_specs(broken)
+    assert str(error.value).startswith(f"{broken}, line 2: column call_kwargs is not JSON")

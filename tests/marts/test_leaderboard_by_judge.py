@@ -1,0 +1,84 @@
+"""fct_hcq_leaderboard_by_judge: the leaderboard of every judge, raw to marts on the hand world
+(bilingual, with transcriptions) with a second judge that contradicts every answer.
+
+The official judge's rows are fct_hcq_leaderboard's exactly; another judge's rows (numpy,
+`method.leaderboard`) equal fct_hcq_leaderboard (SQL) of the same warehouse built with that judge
+named official: the independent route, both ways round.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ingestion.append import append_bundle
+from ingestion.bundle import load_bundle
+from tests.helpers import dbt_build, query
+from tests.marts.test_official_judge import bundle, second_judges_answers
+from tests.worlds.hand import hand_bundle_tables
+
+BY_JUDGE = ("+fct_hcq_leaderboard_by_judge",)
+CAUTIOUS = ("--indirect-selection", "cautious")
+COLUMNS = (
+    "model_id, display_name, language_scope, hcq_total, entities, text, attributes, relations, "
+    "semantics, rank, n_groups, n_capabilities, hcq_total_frac, text_evidence"
+)
+
+
+@pytest.fixture(scope="module")
+def two_judges(tmp_path_factory):
+    root = tmp_path_factory.mktemp("by_judge")
+    warehouse = root / "two-judges.duckdb"
+    load_bundle(bundle(root / "hand", hand_bundle_tables()), warehouse)
+    append_bundle(bundle(root / "second", second_judges_answers("second")), warehouse)
+    return warehouse
+
+
+def board(warehouse, judge: str) -> list[tuple]:
+    return query(
+        warehouse,
+        f"select {COLUMNS} from marts.fct_hcq_leaderboard_by_judge where judge_id = '{judge}' "
+        "order by model_id, language_scope",
+    )
+
+
+def official_board(warehouse) -> list[tuple]:
+    return query(
+        warehouse,
+        f"select {COLUMNS} from marts.fct_hcq_leaderboard order by model_id, language_scope",
+    )
+
+
+def assert_same_board(numpy_rows: list[tuple], sql_rows: list[tuple]) -> None:
+    """Equal row by row: exact for ids, ranks and counts, to 1e-12 points for the scores (numpy
+    and DuckDB may sum a group's scores in another order)."""
+    assert len(numpy_rows) == len(sql_rows) > 0
+    for got, want in zip(numpy_rows, sql_rows, strict=True):
+        for value, expected in zip(got, want, strict=True):
+            if isinstance(expected, float):
+                assert value == pytest.approx(expected, rel=0, abs=1e-12), (got, want)
+            else:
+                assert value == expected, (got, want)
+
+
+def test_each_judge_has_a_leaderboard_and_the_official_rows_are_the_leaderboard(two_judges):
+    dbt_build(two_judges, BY_JUDGE, CAUTIOUS)
+
+    official, second = board(two_judges, "default"), board(two_judges, "second")
+    assert official == official_board(two_judges)  # exactly: the same rows
+    assert len(second) == len(official) == 2 * 4  # two models x en, zh, pooled, bilingual
+    assert second != official  # the second judge contradicts every answer
+    flags = query(
+        two_judges,
+        "select judge_id, bool_and(is_official) from marts.fct_hcq_leaderboard_by_judge group by 1",
+    )
+    assert sorted(flags) == [("default", True), ("second", False)]
+
+
+def test_a_judges_rows_equal_the_leaderboard_with_that_judge_official(two_judges):
+    dbt_build(two_judges, BY_JUDGE, CAUTIOUS)
+    second_by_numpy, default_by_sql = board(two_judges, "second"), board(two_judges, "default")
+
+    dbt_build(two_judges, BY_JUDGE, (*CAUTIOUS, "--vars", "{official_judge: second}"))
+
+    assert_same_board(second_by_numpy, official_board(two_judges))
+    assert_same_board(board(two_judges, "default"), default_by_sql)
