@@ -255,6 +255,21 @@ def judgment_row(
     return {**row, "judge_id": judge_id}
 
 
+def images_to_process(
+    bundle: Path, model_id: str, prompt_ids: Iterable[str], done: set[tuple[str, str]]
+) -> tuple[list[dict], list[dict]]:
+    """(the images of `model_id` whose prompt is in `prompt_ids`, those of them whose
+    (prompt_id, model_id) is not `done`): what a judging or transcription run plans, and what it
+    has left (a rerun skips the rest)."""
+    wanted = set(prompt_ids)
+    images = [
+        r
+        for r in read_rows(bundle / "images.jsonl")
+        if r["model_id"] == model_id and r["prompt_id"] in wanted
+    ]
+    return images, [r for r in images if (r["prompt_id"], r["model_id"]) not in done]
+
+
 def run_adjudication(
     judge: QuestionJudge,
     bundle: Path,
@@ -276,13 +291,8 @@ def run_adjudication(
     questions: dict[str, list[tuple[str, str]]] = {}
     for q in read_rows(bundle / "questions.jsonl"):
         questions.setdefault(q["prompt_id"], []).append((q["question_id"], q["text"]))
-    images = [
-        r
-        for r in read_rows(bundle / "images.jsonl")
-        if r["model_id"] == model_id and r["prompt_id"] in questions
-    ]
+    images, pending = images_to_process(bundle, model_id, questions, judged)
     stats = RunStats(planned=len(images))
-    pending = [r for r in images if (r["prompt_id"], r["model_id"]) not in judged]
     stats.skipped = len(images) - len(pending)
     start = time.perf_counter()
     n_questions = 0

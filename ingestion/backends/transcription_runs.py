@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingestion.backends.base import TextTranscriber, Transcription, TranscriptionRequest
-from ingestion.backends.runs import Log, append_rows, read_rows
+from ingestion.backends.runs import Log, append_rows, images_to_process, read_rows
 
 
 @dataclass
@@ -91,13 +91,8 @@ def run_transcription(
     refuse_other_reader(existing, transcriber.ocr_model, transcriber.ocr_revision)
     done = {(r["prompt_id"], r["model_id"]) for r in existing}
     with_text = prompts_with_text_targets(read_rows(bundle / "questions.jsonl"))
-    images = [
-        r
-        for r in read_rows(bundle / "images.jsonl")
-        if r["model_id"] == model_id and r["prompt_id"] in with_text
-    ]
+    images, pending = images_to_process(bundle, model_id, with_text, done)
     stats = TranscriptionStats(planned=len(images))
-    pending = [r for r in images if (r["prompt_id"], r["model_id"]) not in done]
     stats.skipped = len(images) - len(pending)
     start = time.perf_counter()
     for image in pending:
