@@ -78,13 +78,10 @@ def append_rows(path: Path, rows: Sequence[dict], unique_key: str | None = None)
     with path.open("a+b") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
-            f.seek(0)
-            content = f.read()
-            if content and not content.endswith(b"\n"):
-                content = content[: content.rfind(b"\n") + 1]
-                f.truncate(len(content))
-            if unique_key is not None:
-                present = {r.get(unique_key) for r in _rows_of(content)}
+            _cut_torn_line(f)
+            if unique_key is not None:  # the only reason to read the rows already written
+                f.seek(0)
+                present = {r.get(unique_key) for r in _rows_of(f.read())}
                 rows = [r for r in rows if r[unique_key] not in present]
             data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
             f.seek(0, os.SEEK_END)
@@ -94,6 +91,30 @@ def append_rows(path: Path, rows: Sequence[dict], unique_key: str | None = None)
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
     return len(rows)
+
+
+_TAIL_BLOCK = 1 << 16
+
+
+def _cut_torn_line(f) -> None:
+    """Truncate a last line that has no newline (a crash mid-write), reading the file backwards
+    from its end block by block: an append must not read the whole file, which grows to hundreds
+    of MB over a paper-scale run."""
+    end = f.seek(0, os.SEEK_END)
+    position = end
+    while position > 0:
+        start = max(0, position - _TAIL_BLOCK)
+        f.seek(start)
+        block = f.read(position - start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            cut = start + newline + 1
+            break
+        position = start
+    else:
+        cut = 0
+    if cut < end:
+        f.truncate(cut)
 
 
 def _rows_of(content: bytes) -> Iterator[dict]:
