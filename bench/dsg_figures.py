@@ -12,14 +12,16 @@ the marts is PaLI-17B (`pali17b`, `qct2i build --official-judge`); every judge's
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
+
+from bench.commands import qct2i
+from bench.subsets import STATISTICS
+from method.bootstrap import stats_from_arrow
+from method.prompt_difficulty import prompt_difficulty
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DSG_DATA = PROJECT_ROOT.parent / "shared" / "data" / "dsg"
@@ -28,24 +30,14 @@ OFFICIAL_JUDGE = "pali17b"
 OUT = PROJECT_ROOT / "bench" / "dsg_figures.md"
 
 
-def _qct2i(args: Sequence[str], warehouse: Path) -> str:
-    """One `qct2i` command as a user types it; its output, or the run stops with it."""
-    env = {**os.environ, "QCT2I_WAREHOUSE": str(warehouse)}
-    qct2i = Path(sys.executable).parent / "qct2i"
-    result = subprocess.run([str(qct2i), *args], env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SystemExit(f"qct2i {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
-    return result.stdout
-
-
 def import_and_build(data: Path, warehouse: Path, splits: Sequence[str]) -> str:
     """`qct2i import-dsg` of the release (restricted to `splits`, if any), then `qct2i build`."""
     answers = [f"--answers={data / 'vqa_answers_release' / f'{j}_dsg.csv'}" for j in JUDGES]
     args = ["import-dsg", f"--questions={data / 'dsg' / 'data' / 'dsg-1k-anns.csv'}", *answers]
     args += [f"--ratings={data / 'dsg' / 'data' / 'tifa160-likert-anns.csv'}"]
     args += [f"--split={split}" for split in splits]
-    imported = _qct2i(args, warehouse)
-    _qct2i(["build", f"--official-judge={OFFICIAL_JUDGE}"], warehouse)
+    imported = qct2i(args, warehouse)
+    qct2i(["build", f"--official-judge={OFFICIAL_JUDGE}"], warehouse)
     return imported
 
 
@@ -117,6 +109,32 @@ def tifa160_section(con: duckdb.DuckDBPyConnection, imported: str) -> str:
     )
 
 
+def prompt_difficulty_section(warehouse: Path) -> str:
+    """The shared prompt difficulty of TIFA160's evidence as each judge reads it
+    (`method.prompt_difficulty`; the warehouse is rebuilt with each judge official): the sd the
+    simulator's calibrated subset world plants (`make subset-figures`)."""
+    rows = [
+        "| judge_id | prompt_effect_sd | log_likelihood_ratio | n_cells |",
+        "| --- | --- | --- | --- |",
+    ]
+    for judge in JUDGES:
+        qct2i(["build", f"--official-judge={judge}"], warehouse)
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            stats = stats_from_arrow(
+                *(con.sql(f"select * from {t}").to_arrow_table() for t in STATISTICS)
+            )
+        fit = prompt_difficulty(stats.numerator, stats.denominator)
+        rows.append(f"| {judge} | {fit.sd:.2f} | {fit.log_likelihood_ratio:.1f} | {fit.n_cells} |")
+    return "\n\n".join(
+        [
+            "Shared prompt difficulty (`method.prompt_difficulty`: the sd of a logit effect per "
+            "prompt x capability shared by the five generators, by marginal maximum likelihood; "
+            "the warehouse rebuilt with each judge official):",
+            "\n".join(rows),
+        ]
+    )
+
+
 def dsg_1k_section(con: duckdb.DuckDBPyConnection, imported: str) -> str:
     dirty = next(line for line in imported.splitlines() if line.startswith("dirty rows:"))
     atlas = _table(con, "SELECT * FROM marts.agg_dsg_atlas")
@@ -155,6 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             imported = import_and_build(args.data, warehouse, splits)
             with duckdb.connect(str(warehouse), read_only=True) as con:
                 sections.append(section(con, imported))
+            if name == "tifa160":
+                sections.append(prompt_difficulty_section(warehouse))
     text = "\n\n".join(sections) + "\n"
     args.out.write_text(text, encoding="utf-8")
     print(text)

@@ -16,21 +16,29 @@ sqrt((g/f - 1) / (1/f - 1)) with g = C sum(v) / (sum sqrt v)^2 (Neyman allocatio
 Strategies: `random`, `stratified`, `irt` with the model-assisted (GREG) estimator, `-ht` the
 same plans with the Hajek estimator (METHOD 16, `method.subsets`).
 
+`prompt_effect_sd_hat` is the warehouse's shared prompt difficulty (`method.prompt_difficulty`,
+the simulator's `prompt_effect_sd` estimated back): what decides how much a subset can save.
+
 Several worlds: `python -m bench.subsets demo=DEMO.duckdb planted=PLANTED.duckdb` validates each
-warehouse (`NAME=` labels it). The planted-effects world is the simulator's with shared prompt
-difficulty, e.g. `simulate(out, concepts=PAPER_CONCEPTS, fmt="parquet", prompt_effect_sd=0.8)`
-then `qct2i import` and `qct2i build` (the validation reads the intermediate statistics only).
+warehouse (`NAME=` labels it); `NAME=sim:SD` first builds the paper-scale simulated world with
+`prompt_effect_sd` SD under `bench/work/subsets/NAME` as a user would (`simulate`, `qct2i import`,
+`qct2i build`). `make subset-figures` validates the three worlds the README quotes: the demo world
+(SD 0), a planted one (0.8) and the one calibrated to the real DSG release (1.6, the sd PaLI-17B's
+judgments show on TIFA160, `make dsg-figures`).
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
+from bench.commands import qct2i
 from method.bootstrap import stats_from_arrow
+from method.prompt_difficulty import prompt_difficulty
 from method.scores import POINTS
 from method.subsets import (
     ESTIMATORS,
@@ -71,6 +79,10 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
     plan_s = time.perf_counter() - start
 
     start = time.perf_counter()
+    difficulty = prompt_difficulty(stats.numerator, stats.denominator)
+    difficulty_s = time.perf_counter() - start
+
+    start = time.perf_counter()
     scope = validation_scope(stats)  # bilingual, or the one language of an English-only release
     cases = validation_cases(stats, seeds=range(SEEDS), scope=scope)
     validation_s = time.perf_counter() - start
@@ -109,8 +121,60 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
             "language_scope": scope,
         },
         "subset_design_bound_se_ratio": round(design_bound(sizes, 0.20), 3),
+        "prompt_effect_sd_hat": round(difficulty.sd, 3),
+        "prompt_effect_log_likelihood_ratio": round(difficulty.log_likelihood_ratio, 1),
+        "prompt_effect_s": round(difficulty_s, 1),
         "subset_validation": figures,
     }
+
+
+def simulated_world(name: str, prompt_effect_sd: float) -> Path:
+    """The paper-scale simulated world with `prompt_effect_sd`, built as a user builds one, under
+    bench/work/subsets/NAME; its warehouse."""
+    from ingestion.simulator import PAPER_CONCEPTS, simulate
+
+    root = Path(__file__).parent / "work" / "subsets" / name
+    bundle, warehouse = root / "bundle", root / "warehouse.duckdb"
+    shutil.rmtree(root, ignore_errors=True)  # a fresh world each time
+    simulate(bundle, concepts=PAPER_CONCEPTS, fmt="parquet", prompt_effect_sd=prompt_effect_sd)
+    qct2i(["import", str(bundle)], warehouse)
+    qct2i(["build"], warehouse)
+    return warehouse
+
+
+def markdown(results: dict[str, dict]) -> str:
+    """Per world: its shared prompt difficulty, then strategies x budgets, each cell MAE (points) /
+    MAE ratio to `random-ht` / 95% coverage / Spearman / Kendall (the RESULTS tables)."""
+    lines = []
+    for name, result in results.items():
+        figures, grid = result["subset_validation"], result["subset_validation_grid"]
+        budgets = [f"{round(100 * b)}%" for b in grid["budgets"]]
+        lines += [
+            f"### {name}: prompt_effect_sd_hat {result['prompt_effect_sd_hat']}, "
+            f"{grid['generators']} generators, {grid['seeds']} seeds, {grid['language_scope']}",
+            "",
+            "| strategy | " + " | ".join(budgets) + " |",
+            "| --- |" + " --- |" * len(budgets),
+        ]
+        labels = dict.fromkeys(key.split("@")[0] for key in figures)
+        for label in labels:
+            cells = []
+            for budget in budgets:
+                f = figures[f"{label}@{budget}"]
+                cells.append(
+                    f"{f['mae_points']:.3f}/{f['mae_ratio_to_random_ht']:.2f}/"
+                    f"{f['coverage_frac']:.3f}/{f['spearman']:.3f}/{f['kendall']:.3f}"
+                )
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def world(name: str, source: str) -> Path:
+    """A warehouse path, or `sim:SD` for a simulated world built here."""
+    if source.startswith("sim:"):
+        return simulated_world(name, float(source.removeprefix("sim:")))
+    return Path(source)
 
 
 if __name__ == "__main__":
@@ -118,8 +182,13 @@ if __name__ == "__main__":
     import json
 
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("warehouse", nargs="+", help="WAREHOUSE or NAME=WAREHOUSE, one per world")
+    parser.add_argument(
+        "warehouse", nargs="+", help="WAREHOUSE, NAME=WAREHOUSE or NAME=sim:SD, one per world"
+    )
+    parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
     args = parser.parse_args()
     worlds = dict(w.split("=", 1) if "=" in w else (Path(w).stem, w) for w in args.warehouse)
-    results = {name: measure(Path(path), Path(), Path()) for name, path in worlds.items()}
+    results = {name: measure(world(name, src), Path(), Path()) for name, src in worlds.items()}
     print(json.dumps(results if len(results) > 1 else next(iter(results.values())), indent=2))
+    if args.markdown:
+        args.markdown.write_text(markdown(results))

@@ -80,7 +80,7 @@ def world(tmp_path_factory):
     )  # fmt: skip
     return {
         "full": full, "a": a, "b": b, "b_ht": b_ht, "plan_dir": plan_dir, "plan": plan,
-        "stdout": planned,
+        "stdout": planned, "b_bundle": partial,
     }  # fmt: skip
 
 
@@ -138,6 +138,47 @@ def test_plan_refuses_bad_arguments_with_a_message(world, tmp_path, args, reason
     result = run_cli(["plan", *args, "--out", str(tmp_path / "p")], world["a"])
     assert result.returncode == 2 and reason in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "p").exists()
+
+
+def test_leaderboard_marks_the_subset_evaluated_generator(world):
+    """fct_hcq_leaderboard's `evaluation` / `prompt_coverage_frac`, against prompt counts read by
+    hand from B's bundle files: a generator's prompts are those it has a judgment on, the
+    benchmark's those any generator has one on."""
+    bundle = world["b_bundle"]
+    language_of = {
+        row["prompt_id"]: row["language"]
+        for row in map(json.loads, (bundle / "prompts.jsonl").read_text().splitlines())
+    }
+    judged: dict[str, set[str]] = {}
+    for row in map(json.loads, (bundle / "judgments.jsonl").read_text().splitlines()):
+        if row.get("judge_id", "default") == "default":  # the official judge
+            judged.setdefault(row["model_id"], set()).add(row["prompt_id"])
+    benchmark = set().union(*judged.values())
+    scopes = {"en": {"en"}, "zh": {"zh"}, "pooled": {"en", "zh"}, "bilingual": {"en", "zh"}}
+
+    def share(prompts: set[str], languages: set[str]) -> float:
+        in_scope = [p for p in benchmark if language_of[p] in languages]
+        return sum(p in prompts for p in in_scope) / len(in_scope)
+
+    expected_new = {scope: share(judged[NEW], langs) for scope, langs in scopes.items()}
+    assert all(0 < v < 1 for v in expected_new.values())  # a real subset in every scope
+    rows = query(
+        world["b"],
+        "select model_id, language_scope, evaluation, prompt_coverage_frac "
+        "from marts.fct_hcq_leaderboard",
+    )
+    assert {(m, s) for m, s, _, _ in rows} == {(m, s) for m in MODELS for s in scopes}
+    for model, scope, evaluation, frac in rows:
+        if model == NEW:
+            assert evaluation == "subset"
+            assert frac == pytest.approx(expected_new[scope], abs=1e-12), scope
+        else:
+            assert (evaluation, frac) == ("full", 1.0), (model, scope)
+    # the fully evaluated world: every generator full
+    assert query(
+        world["full"],
+        "select distinct evaluation, prompt_coverage_frac from marts.fct_hcq_leaderboard",
+    ) == [("full", 1.0)]
 
 
 def hajek_total(warehouse: Path, model: str, inclusion: dict[str, float], language: str) -> float:

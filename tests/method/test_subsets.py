@@ -145,6 +145,21 @@ def test_subset_estimate_is_unbiased_and_covers_on_a_hand_built_world(strategy, 
     assert 0.9 <= np.mean(covered) <= 0.99
 
 
+def test_random_plan_with_ht_is_the_plain_hcq_of_the_drawn_prompts():
+    # agg_subset_validation's baseline `random-ht`: with equal inclusion probabilities the Hajek
+    # ratios are the drawn concepts' own capability scores, so the estimate is the HCQ a user
+    # computes on a random subset without any correction (brute force, per language).
+    stats = hand_world()
+    new = 2
+    num, den = stats.numerator[:, new], stats.denominator[:, new]
+    planner = Planner(stats, tuple(k for k in range(6) if k != new))
+    plan = make_plan("random", 0.1, 7, planner)
+    est = estimate("ht", num, den, plan, stats, None)
+    drawn = plan.chosen
+    plain = [brute_hcq(num[drawn, lang].sum(0), den[drawn, lang].sum(0)) for lang in (0, 1)]
+    assert est.total[2] == pytest.approx(sum(plain) / 2, abs=1e-12)
+
+
 def test_rank_against_the_fully_evaluated_generators():
     refs = np.array([0.9, 0.8, 0.7, np.nan])
     # 0.75 is below two references: rank 3; its interval [0.65, 0.85] spans ranks 2 to 4

@@ -21,6 +21,10 @@ generators as (
     select * from {{ ref('int_generators') }}
 ),
 
+generator_coverage as (
+    select * from {{ ref('int_generator_coverage') }}
+),
+
 model_scopes as (
     select
         model_id,
@@ -112,9 +116,19 @@ final as (
         all_scopes.n_groups,
         all_scopes.n_capabilities,
         all_scopes.hcq_total_frac,
-        case when all_scopes.text_from_ocr then 'transcription' else 'judgment' end as text_evidence
+        case
+            when all_scopes.text_from_ocr then 'transcription' else 'judgment'
+        end as text_evidence,
+        -- A generator evaluated on part of the scope's prompts keeps its plain subset HCQ (and
+        -- rank) here; fct_subset_estimates holds its corrected estimate (METHOD 16).
+        coalesce(generator_coverage.evaluation, 'subset') as evaluation,
+        coalesce(generator_coverage.prompt_coverage_frac, 0.0) as prompt_coverage_frac
     from all_scopes
     left join generators on all_scopes.model_id = generators.model_id
+    left join generator_coverage
+        on
+            all_scopes.model_id = generator_coverage.model_id
+            and all_scopes.language_scope = generator_coverage.language_scope
 )
 
 select * from final
