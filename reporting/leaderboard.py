@@ -27,7 +27,8 @@ def _leaderboard_blocks(
         groups = group_columns(con)
         group_sql = ", ".join(f'"{key}"' for key, _ in groups)
         rows = con.sql(
-            f"select language_scope, rank, display_name, hcq_total, {group_sql}, text_evidence "
+            f"select language_scope, rank, display_name, hcq_total, {group_sql}, "
+            "evaluation, prompt_coverage_frac, text_evidence "
             "from marts.fct_hcq_leaderboard order by language_scope, rank nulls last, model_id"
         ).fetchall()
     headers = ["rank", "generator", "total", *(key for key, _ in groups)]
@@ -37,11 +38,19 @@ def _leaderboard_blocks(
         if not scope_rows:
             continue
         body = [
-            [str(r[1] or "-"), r[2], *(_points(v) for v in r[3 : 4 + len(groups)])]
+            [str(r[1] or "-"), _generator(r[2], *r[-3:-1]), *map(_points, r[3 : 4 + len(groups)])]
             for r in scope_rows
         ]
         blocks.append((scope, scope_rows[0][-1], headers, body))
     return blocks
+
+
+def _generator(name: str, evaluation: str, coverage_frac: float) -> str:
+    """The generator's name; one evaluated on part of the prompts says so, since its figures are
+    the plain HCQ of that part (fct_subset_estimates holds the corrected estimate)."""
+    if evaluation == "full":
+        return name
+    return f"{name} (subset: {100 * coverage_frac:.0f}% of prompts, see fct_subset_estimates)"
 
 
 def format_leaderboard(warehouse: Path, scopes: tuple[str, ...] = DEFAULT_SCOPES) -> str:

@@ -16,6 +16,7 @@ import pytest
 
 from ingestion.bundle import read_bundle, read_questions_file
 from ingestion.simulator import simulate
+from reporting.leaderboard import format_leaderboard
 from tests.helpers import build_warehouse, dbt_build, query, run_cli
 
 MODELS = ("ernie-image", "qwen-image", "flux2-dev", "hidream-i1", "lens", "glm-image")
@@ -179,6 +180,16 @@ def test_leaderboard_marks_the_subset_evaluated_generator(world):
         world["full"],
         "select distinct evaluation, prompt_coverage_frac from marts.fct_hcq_leaderboard",
     ) == [("full", 1.0)]
+    # the terminal leaderboard names the subset and where the corrected estimate is
+    display = query(
+        world["b"],
+        f"select distinct display_name from marts.fct_hcq_leaderboard where model_id = '{NEW}'",
+    )
+    board = format_leaderboard(world["b"], ("bilingual",)).splitlines()
+    marked = [line for line in board if "(subset:" in line]
+    assert len(marked) == 1 and display[0][0] in marked[0]
+    assert f"(subset: {100 * expected_new['bilingual']:.0f}% of prompts" in marked[0]
+    assert "fct_subset_estimates" in marked[0]
 
 
 def hajek_total(warehouse: Path, model: str, inclusion: dict[str, float], language: str) -> float:
