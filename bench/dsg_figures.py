@@ -111,14 +111,17 @@ def tifa160_section(con: duckdb.DuckDBPyConnection, imported: str) -> str:
 
 def prompt_difficulty_section(warehouse: Path) -> str:
     """The shared prompt difficulty of TIFA160's evidence as each judge reads it
-    (`method.prompt_difficulty`; the warehouse is rebuilt with each judge official): the sd the
-    simulator's calibrated subset world plants (`make subset-figures`)."""
+    (`method.prompt_difficulty`; the warehouse, built with the official judge, is rebuilt with
+    each other judge official in turn): the sd the simulator's calibrated subset world plants
+    (`make subset-figures`)."""
     rows = [
         "| judge_id | prompt_effect_sd | log_likelihood_ratio | n_cells |",
         "| --- | --- | --- | --- |",
     ]
-    for judge in JUDGES:
-        qct2i(["build", f"--official-judge={judge}"], warehouse)
+    others = [judge for judge in JUDGES if judge != OFFICIAL_JUDGE]
+    for judge in (OFFICIAL_JUDGE, *others):
+        if judge != OFFICIAL_JUDGE:  # the official judge's build is the one already there
+            qct2i(["build", f"--official-judge={judge}"], warehouse)
         with duckdb.connect(str(warehouse), read_only=True) as con:
             stats = stats_from_arrow(
                 *(con.sql(f"select * from {t}").to_arrow_table() for t in STATISTICS)

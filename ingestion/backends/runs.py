@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import itertools
 import json
 import os
 import time
@@ -54,15 +55,7 @@ def read_rows(path: Path) -> Iterator[dict]:
     if not path.exists():
         return
     with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                return
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(row, dict):
-                yield row
+        yield from _rows_of(itertools.takewhile(lambda line: line.endswith("\n"), f))
 
 
 def append_rows(path: Path, rows: Sequence[dict], unique_key: str | None = None) -> int:
@@ -81,7 +74,7 @@ def append_rows(path: Path, rows: Sequence[dict], unique_key: str | None = None)
             _cut_torn_line(f)
             if unique_key is not None:  # the only reason to read the rows already written
                 f.seek(0)
-                present = {r.get(unique_key) for r in _rows_of(f.read())}
+                present = {r.get(unique_key) for r in _rows_of(f.read().splitlines())}
                 rows = [r for r in rows if r[unique_key] not in present]
             data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
             f.seek(0, os.SEEK_END)
@@ -117,8 +110,9 @@ def _cut_torn_line(f) -> None:
         f.truncate(cut)
 
 
-def _rows_of(content: bytes) -> Iterator[dict]:
-    for line in content.splitlines():
+def _rows_of(lines: Iterable[str | bytes]) -> Iterator[dict]:
+    """The rows of complete JSONL lines; blank and unparseable lines are skipped."""
+    for line in lines:
         try:
             row = json.loads(line)
         except json.JSONDecodeError:

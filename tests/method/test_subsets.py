@@ -38,6 +38,21 @@ def brute_hcq(num, den):
     return sum(views) / len(views)
 
 
+def world_stats(num: np.ndarray, den: np.ndarray, is_transcription: np.ndarray) -> ConceptStats:
+    """Statistics [C, M, 2, T] of the small taxonomy, concepts c000.. and models m0.., en and zh."""
+    n_concepts, n_models = num.shape[:2]
+    return ConceptStats(
+        concept_ids=tuple(f"c{i:03d}" for i in range(n_concepts)),
+        model_ids=tuple(f"m{k}" for k in range(n_models)),
+        languages=("en", "zh"),
+        capabilities=CAPABILITIES,
+        capability_groups=GROUPS,
+        is_transcription=is_transcription,
+        numerator=num,
+        denominator=den,
+    )
+
+
 def hand_world(n_concepts=240, n_models=6, seed=3) -> ConceptStats:
     """A world with item heterogeneity: concept difficulty shifts every model's success, concepts
     hold 0-6 questions per capability, and generator quality differs. Statistics are fixed
@@ -50,16 +65,7 @@ def hand_world(n_concepts=240, n_models=6, seed=3) -> ConceptStats:
     difficulty = rng.normal(0, 1, size=(n_concepts, 1, 1, 1))
     p = 1 / (1 + np.exp(-(skill - difficulty + rng.normal(0, 0.3, shape))))
     num = rng.binomial(den.astype(int), p).astype(float)
-    return ConceptStats(
-        concept_ids=tuple(f"c{i:03d}" for i in range(n_concepts)),
-        model_ids=tuple(f"m{k}" for k in range(n_models)),
-        languages=("en", "zh"),
-        capabilities=CAPABILITIES,
-        capability_groups=GROUPS,
-        is_transcription=np.array([False, False, True, False, False, False]),
-        numerator=num,
-        denominator=den,
-    )
+    return world_stats(num, den, is_transcription=np.array([c == "text" for c in CAPABILITIES]))
 
 
 def test_item_fit_recovers_planted_parameters():
@@ -190,16 +196,7 @@ def effects_world(n_concepts: int, n_models: int = 6, effect_sd: float = 1.5, se
     skill = np.linspace(-0.5, 1.5, n_models)[None, :, None, None]
     effect = rng.normal(0, effect_sd, size=(n_concepts, 1, 1, len(CAPABILITIES)))
     num = rng.binomial(4, np.broadcast_to(1 / (1 + np.exp(-(skill + effect))), shape)).astype(float)
-    return ConceptStats(
-        concept_ids=tuple(f"c{i:03d}" for i in range(n_concepts)),
-        model_ids=tuple(f"m{k}" for k in range(n_models)),
-        languages=("en", "zh"),
-        capabilities=CAPABILITIES,
-        capability_groups=GROUPS,
-        is_transcription=np.zeros(len(CAPABILITIES), bool),
-        numerator=num,
-        denominator=den,
-    )
+    return world_stats(num, den, is_transcription=np.zeros(len(CAPABILITIES), bool))
 
 
 def test_greg_has_smaller_variance_than_ht_over_every_sample_of_a_tiny_population():
