@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
-from ingestion.simulator import load_generators, simulate
+from ingestion.sources.simulator import load_generators, simulate
 from method.structure import MACRO_MODEL, coupling_bootstrap
 from qct2i.dbt_runner import run_dbt
 

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
-from ingestion.simulator import simulate
+from ingestion.sources.simulator import simulate
 from method.bootstrap import bootstrap_totals, pairwise_intervals, stats_from_arrow
 from qct2i.dbt_runner import run_dbt
 

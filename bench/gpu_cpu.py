@@ -18,15 +18,15 @@ QUESTIONS_PER_IMAGE = 6
 def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
     import torch
 
-    from ingestion.backends.diffusers_generator import DiffusersGenerator
-    from ingestion.backends.generators import load_generator_specs
-    from ingestion.backends.runs import run_adjudication, run_generation
-    from ingestion.backends.tiny import (
+    from ingestion.backends.api.generators import load_generator_specs
+    from ingestion.backends.drivers.runs import run_adjudication, run_generation
+    from ingestion.backends.models.diffusers_generator import DiffusersGenerator
+    from ingestion.backends.models.transformers_vl import TransformersJudge
+    from ingestion.backends.tiny.models import (
         TINY_SD_OVERRIDES,
         build_tiny_qwen3_vl,
         build_tiny_stable_diffusion,
     )
-    from ingestion.backends.transformers_vl import TransformersJudge
 
     torch.set_num_threads(2)
     work = Path(work) / "gpu_cpu"

@@ -207,7 +207,7 @@ def _version(package: str) -> str | None:
 def checkpoints(config: SmokeConfig) -> list[str]:
     """Hub ids the GPU run loads: the two generators (and their extra components), the judge,
     the OCR reader and the writer."""
-    from ingestion.backends.generators import load_generator_specs
+    from ingestion.backends.api.generators import load_generator_specs
 
     specs = load_generator_specs()
     ids = []
@@ -283,12 +283,12 @@ class RecordingGenerator:
 
 def smoke_spec(config: SmokeConfig, model_id: str):
     """The registry row; in a dry run the tiny instance of its real pipeline class."""
-    from ingestion.backends.generators import load_generator_specs
+    from ingestion.backends.api.generators import load_generator_specs
 
     spec = load_generator_specs()[model_id]
     if not config.dry_run:
         return spec
-    from ingestion.backends.tiny_pipelines import TINY_PIPELINES, tiny_spec
+    from ingestion.backends.tiny.pipelines import TINY_PIPELINES, tiny_spec
 
     folder = config.tiny_dir / spec.pipeline_class
     if not (folder / "model_index.json").exists():
@@ -325,7 +325,7 @@ def registry_cost(model_id: str) -> float:
     """The GPU-s/MP seeds/generators.csv holds for the row (paper or assumed), for comparison."""
     import csv
 
-    from ingestion.backends.generators import GENERATORS_SEED
+    from ingestion.backends.api.generators import GENERATORS_SEED
 
     with GENERATORS_SEED.open(newline="", encoding="utf-8") as f:
         rows = {r["model_id"]: r for r in csv.DictReader(f)}
@@ -333,9 +333,9 @@ def registry_cost(model_id: str) -> float:
 
 
 def step_generator(config: SmokeConfig, model_id: str) -> dict:
-    from ingestion.backends.calibration import calibrate_cost
-    from ingestion.backends.diffusers_generator import DiffusersGenerator, needs_offload
-    from ingestion.backends.runs import generation_requests
+    from ingestion.backends.drivers.calibration import calibrate_cost
+    from ingestion.backends.drivers.runs import generation_requests
+    from ingestion.backends.models.diffusers_generator import DiffusersGenerator, needs_offload
 
     spec = smoke_spec(config, model_id)
     reset_peak_memory()
@@ -476,7 +476,7 @@ def _wait_for(predicate: Callable[[], bool], process: subprocess.Popen) -> None:
 
 
 def _bundle_rows(bundle: Path) -> list[dict]:
-    from ingestion.backends.runs import read_rows
+    from ingestion.backends.drivers.runs import read_rows
 
     return list(read_rows(bundle / "images.jsonl"))
 
@@ -488,7 +488,7 @@ def shard_zero(prompts: list[dict]) -> list[dict]:
 
     if not hasattr(generation, "GENERATION_SHARDS"):
         return prompts
-    from ingestion.backends.shards import prompts_of_shard
+    from ingestion.backends.drivers.shards import prompts_of_shard
 
     return prompts_of_shard(prompts, 0, generation.GENERATION_SHARDS)
 
@@ -584,7 +584,7 @@ def draw_scene(index: int, size: int):
 
 def judge_items(config: SmokeConfig) -> tuple[list, dict]:
     """The 20 scenes on disk as ImageQuestions, and (image, question_id) -> the true answer."""
-    from ingestion.backends.base import ImageQuestions
+    from ingestion.backends.api.interfaces import ImageQuestions
 
     folder = config.work / "scenes"
     folder.mkdir(parents=True, exist_ok=True)
@@ -699,8 +699,8 @@ def tiny_vllm_judge(config: SmokeConfig):
     tiny text-only LM with the image replaced by a text stand-in naming it (as test_vllm.py does):
     the prompts of one image still share one prefix, which is what one generate() per chunk and
     the prefix cache are about."""
-    from ingestion.backends.tiny import build_tiny_text_lm
-    from ingestion.backends.vllm_backend import VllmJudge
+    from ingestion.backends.models.vllm_backend import VllmJudge
+    from ingestion.backends.tiny.models import build_tiny_text_lm
 
     folder = config.tiny_dir / "text_lm"
     if not (folder / "config.json").exists():
@@ -721,7 +721,7 @@ def tiny_vllm_judge(config: SmokeConfig):
 
 def step_judge_vllm(config: SmokeConfig) -> dict:
     require("vllm")
-    require("ingestion.backends.vllm_backend", "VllmJudge")
+    require("ingestion.backends.models.vllm_backend", "VllmJudge")
     items, truth = judge_items(config)
     if config.dry_run:
         judge = tiny_vllm_judge(config)
@@ -773,9 +773,11 @@ def text_image(text: str, size: int):
 
 
 def step_ocr(config: SmokeConfig) -> dict:
-    run_transcription = require("ingestion.backends.transcription_runs", "run_transcription")
+    run_transcription = require(
+        "ingestion.backends.drivers.transcription_runs", "run_transcription"
+    )
     from dagster_defs.ml_resources import TextTranscriberResource
-    from ingestion.backends.runs import append_rows, read_rows
+    from ingestion.backends.drivers.runs import append_rows, read_rows
 
     bundle = config.work / "ocr_bundle"
     for name in ("images.jsonl", "questions.jsonl", "transcriptions.jsonl"):
@@ -821,7 +823,7 @@ WRITER_PROMPTS = (
 
 
 def step_question_construction(config: SmokeConfig) -> dict:
-    run = require("ingestion.backends.question_writer", "run_question_construction")
+    run = require("ingestion.backends.api.question_contract", "run_question_construction")
     from dagster_defs.ml_resources import QuestionWriterResource
     from ingestion.bundle import default_capabilities
 

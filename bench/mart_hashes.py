@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from ingestion.bundle import load_bundle
-from ingestion.simulator import DEMO_CONCEPTS, simulate
+from ingestion.sources.simulator import DEMO_CONCEPTS, simulate
 from qct2i.dbt_runner import run_dbt
 from reporting.fingerprints import mart_fingerprints
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import duckdb
 
-from ingestion import simulator
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
+from ingestion.sources import simulator
 from qct2i.dbt_runner import run_dbt
 
 BENCH_DIR = PROJECT_ROOT / "bench"

@@ -25,8 +25,8 @@ import duckdb
 
 from bench.reliability import timed_bootstrap
 from bench.run_bench import BENCH_DIR, dbt_build, raw_read_baseline, timed
-from ingestion import simulator
 from ingestion.bundle import load_bundle
+from ingestion.sources import simulator
 
 SCALES = {"1x": simulator.PAPER_CONCEPTS, "10x": 10 * simulator.PAPER_CONCEPTS}
 REPORTED = ("import_s", "dbt_build_s", "bootstrap_s", "peak_rss_mb")

@@ -131,7 +131,7 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
 def simulated_world(name: str, prompt_effect_sd: float) -> Path:
     """The paper-scale simulated world with `prompt_effect_sd`, built as a user builds one, under
     bench/work/subsets/NAME; its warehouse."""
-    from ingestion.simulator import PAPER_CONCEPTS, simulate
+    from ingestion.sources.simulator import PAPER_CONCEPTS, simulate
 
     root = Path(__file__).parent / "work" / "subsets" / name
     bundle, warehouse = root / "bundle", root / "warehouse.duckdb"

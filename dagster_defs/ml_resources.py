@@ -15,10 +15,10 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from ingestion.backends.generators import GeneratorSpec, load_generator_specs
-from ingestion.backends.registry import create
-from ingestion.backends.tiny import TINY_SD_OVERRIDES
-from ingestion.bundle_format import DEFAULT_JUDGE_ID
+from ingestion.backends.api.generators import GeneratorSpec, load_generator_specs
+from ingestion.backends.api.registry import create
+from ingestion.backends.tiny.models import TINY_SD_OVERRIDES
+from ingestion.bundle.format import DEFAULT_JUDGE_ID
 from ingestion.paths import warehouse_path
 
 DEFAULT_JUDGE = "Qwen/Qwen3-VL-30B-A3B-Instruct"  # the choice is argued in the README
@@ -32,7 +32,7 @@ def default_tiny_dir() -> str:
 
 def _tiny(folder: Path, builder: str) -> str:
     if not (folder / ("model_index.json" if builder == "sd" else "config.json")).exists():
-        from ingestion.backends import tiny
+        from ingestion.backends.tiny import models as tiny
 
         if builder == "sd":
             tiny.build_tiny_stable_diffusion(folder)
@@ -156,7 +156,7 @@ class QuestionWriterResource(dg.ConfigurableResource):
     def load(self, tags: list[str]):
         if self.profile == "cpu":
             # the tiny path constructs its backend directly, as _tiny builds its model
-            from ingestion.backends.transformers_writer import TransformersQuestionWriter
+            from ingestion.backends.models.transformers_writer import TransformersQuestionWriter
 
             folder = Path(self.tiny_dir or default_tiny_dir()) / "text_lm"
             return TransformersQuestionWriter(

@@ -23,10 +23,15 @@ def _pin_warehouse() -> Path:
 def cmd_import(args: argparse.Namespace) -> int:
     """Load a bundle into the working copy (replacing, or with --append adding to, the raw
     tables); readers see it once `qct2i build` publishes."""
-    from ingestion.append import append_bundle
     from ingestion.bundle import BundleError, load_bundle
-    from ingestion.manifest import MANIFEST_NAME, has_manifest
-    from ingestion.warehouse import Warehouse, WarehouseBusy, prepare_working_copy, writer_lock
+    from ingestion.bundle.append import append_bundle
+    from ingestion.bundle.manifest import MANIFEST_NAME, has_manifest
+    from ingestion.store.warehouse import (
+        Warehouse,
+        WarehouseBusy,
+        prepare_working_copy,
+        writer_lock,
+    )
 
     for flag, named in (
         ("--replace-model", args.replace_model),
@@ -69,11 +74,11 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_import_dsg(args: argparse.Namespace) -> int:
-    """Convert a DSG release into a bundle (ingestion/dsg_release.py), report its dirty rows, then
-    import the bundle exactly as `qct2i import` does."""
+    """Convert a DSG release into a bundle (`ingestion.sources.dsg_release`), report its dirty
+    rows, then import the bundle exactly as `qct2i import` does."""
     import tempfile
 
-    from ingestion.dsg_release import DIRTY_CLASSES, DsgReleaseError, convert_release
+    from ingestion.sources.dsg_release import DIRTY_CLASSES, DsgReleaseError, convert_release
 
     with tempfile.TemporaryDirectory(prefix="qct2i-dsg-") as scratch:
         out = Path(args.out) if args.out else Path(scratch) / "bundle"
@@ -108,7 +113,7 @@ def _named_slices(args: argparse.Namespace) -> str:
 
 def cmd_build(args: argparse.Namespace) -> int:
     """`dbt build` on the working copy; publish it only if every model and test passed."""
-    from ingestion.warehouse import (
+    from ingestion.store.warehouse import (
         PublishRefused,
         Warehouse,
         WarehouseBusy,
@@ -193,7 +198,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Whether DIR's files match its manifest and the published marts match its mart hashes."""
-    from ingestion.manifest import (
+    from ingestion.bundle.manifest import (
         MANIFEST_NAME,
         ManifestUnreadable,
         manifest_problems,
@@ -257,7 +262,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ingestion.simulator import parse_scale
+    from ingestion.sources.simulator import parse_scale
 
     warehouse = _pin_warehouse()
     from dagster_defs.definitions import defs  # after the warehouse is pinned
@@ -504,7 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_wait(command: argparse.ArgumentParser) -> None:
-    from ingestion.warehouse import writer_wait_s
+    from ingestion.store.warehouse import writer_wait_s
 
     command.add_argument(
         "--wait",

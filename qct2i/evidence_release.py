@@ -4,7 +4,7 @@ anyone can rebuild into byte-identical marts, and check that a rebuild did (CONT
 
 A release is a bundle (CONTRACTS "The evidence bundle"): one Parquet file per contract table, in
 the contract's column order and types, rows in natural-key order (`TableSpec.key`), plus
-`manifest.json` (ingestion/manifest.py): the code that exported it and the build stamp of the
+`manifest.json` (ingestion/bundle/manifest.py): the code that exported it and the build stamp of the
 code that built its marts, the judges and generator revisions present, the seeds (images' seeds,
 the dbt vars that seed the bootstraps), row counts and a SHA-256 per file, and the MD5 of every
 mart of the exporter's warehouse (reporting/fingerprints.py).
@@ -34,10 +34,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from ingestion.bundle_format import QUESTION_ORDER, TABLES, TableSpec
-from ingestion.manifest import MANIFEST_FORMAT, MANIFEST_NAME, file_sha256
+from ingestion.bundle.format import QUESTION_ORDER, TABLES, TableSpec
+from ingestion.bundle.manifest import MANIFEST_FORMAT, MANIFEST_NAME, file_sha256
 from ingestion.paths import PROJECT_ROOT
-from ingestion.warehouse import code_version_of_checkout
+from ingestion.store.warehouse import code_version_of_checkout
 from reporting.facts import relation_names
 from reporting.fingerprints import fingerprints_of, mart_fingerprints
 

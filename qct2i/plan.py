@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from ingestion.bundle_format import TABLES, write_bundle
+from ingestion.bundle.format import TABLES, write_bundle
 from method.bootstrap import BILINGUAL, point_totals, stats_from_arrow
 from method.subsets import (
     Planner,

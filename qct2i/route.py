@@ -63,8 +63,8 @@ def questions_for_prompt(text: str, language: str, writer=None):
     import tempfile
 
     from dagster_defs.ml_resources import ml_resources_from_env
-    from ingestion.backends.base import QuestionWriteRequest
-    from ingestion.backends.question_writer import construct_questions
+    from ingestion.backends.api.interfaces import QuestionWriteRequest
+    from ingestion.backends.api.question_contract import construct_questions
     from ingestion.bundle import default_capabilities, read_questions_file
 
     capabilities = default_capabilities()

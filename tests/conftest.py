@@ -24,14 +24,14 @@ def dsg_1k_path() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_sd(tmp_path_factory):
-    from ingestion.backends.tiny import build_tiny_stable_diffusion
+    from ingestion.backends.tiny.models import build_tiny_stable_diffusion
 
     return build_tiny_stable_diffusion(tmp_path_factory.mktemp("tiny") / "stable_diffusion")
 
 
 @pytest.fixture(scope="session")
 def tiny_vl(tmp_path_factory):
-    from ingestion.backends.tiny import build_tiny_qwen3_vl
+    from ingestion.backends.tiny.models import build_tiny_qwen3_vl
 
     return build_tiny_qwen3_vl(tmp_path_factory.mktemp("tiny") / "qwen3_vl")
 
@@ -40,7 +40,7 @@ def tiny_vl(tmp_path_factory):
 def demo_bundle(tmp_path_factory):
     """The demo world (every generator, DEMO_CONCEPTS concepts, seed 0), simulated once: its
     `SimulationSummary` (the bundle is `.out_dir`). Tests only read it."""
-    from ingestion.simulator import DEMO_CONCEPTS, simulate
+    from ingestion.sources.simulator import DEMO_CONCEPTS, simulate
 
     return simulate(tmp_path_factory.mktemp("demo") / "bundle", concepts=DEMO_CONCEPTS, seed=0)
 

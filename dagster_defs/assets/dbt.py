@@ -17,7 +17,7 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 from pydantic import Field
 
 from ingestion.paths import warehouse_path
-from ingestion.warehouse import (
+from ingestion.store.warehouse import (
     Warehouse,
     prepare_working_copy,
     publish,

@@ -2,9 +2,9 @@
 the question-construction asset (METHOD 13), which writes the questions judging asks.
 
 The OCR asset reads every image of its generator whose prompt has a text target into the GPU
-bundle's transcriptions.jsonl (ingestion/backends/transcription_runs.py: resumable, one row per
-image, the OCR model and revision on every row); truncated or unparseable answers are written as
-`unavailable` with their reason and counted in the materialisation's metadata. Question
+bundle's transcriptions.jsonl (`ingestion.backends.drivers.transcription_runs`: resumable, one
+row per image, the OCR model and revision on every row); truncated or unparseable answers are
+written as `unavailable` with their reason and counted in the materialisation's metadata. Question
 construction turns every prompt of the bundle without questions into questions (capability tags,
 parents, entities) through the configured writer in batches, validated by the bundle's rules;
 rejected prompts are kept with their reasons (question_rejections.jsonl) and counted.
@@ -21,8 +21,8 @@ from dagster_defs.assets.generation import (
     generator_partitions,
 )
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
-from ingestion.backends.question_writer import run_question_construction
-from ingestion.backends.transcription_runs import run_transcription
+from ingestion.backends.drivers.question_runs import run_question_construction
+from ingestion.backends.drivers.transcription_runs import run_transcription
 
 
 class EvidenceConfig(dg.Config):

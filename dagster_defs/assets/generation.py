@@ -4,12 +4,12 @@ every image (partitioned by generator).
 Both append to a GPU bundle folder (default <warehouse folder>/bundles/gpu, holding prompts.jsonl
 and questions.jsonl put there beforehand); `import_bundle` with that folder loads the result into
 the raw tables, which is why they are upstream of `raw/images` and `raw/judgments` in the asset
-graph (jobs `demo` and `import_and_build` leave them out). See ingestion/backends/runs.py for the
-resumability contract, where the judge's identity is part of "already judged".
+graph (jobs `demo` and `import_and_build` leave them out). See `ingestion.backends.drivers.runs`
+for the resumability contract, where the judge's identity is part of "already judged".
 
 Spreading one generator over GPUs (docs/distributed_generation.md): `generated_images` has one
-partition per (generator, shard); a concept's shard is ingestion/backends/shards.py's stable hash
-mod QCT2I_GENERATION_SHARDS (default 1; every process of a deployment must agree on it). Each
+partition per (generator, shard); a concept's shard is `ingestion.backends.drivers.shards`' stable
+hash mod QCT2I_GENERATION_SHARDS (default 1; every process of a deployment must agree on it). Each
 step claims a slot of the Dagster concurrency pool `gpu` (set its limit to the GPU count:
 `dagster instance concurrency set gpu 8`), and each process drawing sees one device (its own
 CUDA_VISIBLE_DEVICES, or QCT2I_GENERATOR_DEVICE; dagster_defs/ml_resources.py). Shards append
@@ -25,15 +25,15 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
-from ingestion.backends.calibration import calibrate_cost, record_generator
-from ingestion.backends.generators import generator_model_ids
-from ingestion.backends.runs import (
+from ingestion.backends.api.generators import generator_model_ids
+from ingestion.backends.drivers.calibration import calibrate_cost, record_generator
+from ingestion.backends.drivers.runs import (
     generation_requests,
     read_rows,
     run_adjudication,
     run_generation,
 )
-from ingestion.backends.shards import prompts_of_shard, shard_count_from_env
+from ingestion.backends.drivers.shards import prompts_of_shard, shard_count_from_env
 from ingestion.paths import warehouse_path
 
 generator_partitions = dg.StaticPartitionsDefinition(generator_model_ids())
@@ -61,8 +61,8 @@ def default_gpu_bundle_dir() -> Path:
 class GenerationConfig(dg.Config):
     bundle: str | None = None  # default: default_gpu_bundle_dir()
     batch_size: int | None = None  # default: the resource's
-    # GPU-s/MP as the paper defines it (ingestion/backends/calibration.py): an untimed warm-up,
-    # then this many batch-1 draws; 0 records the generator without a measured cost
+    # GPU-s/MP as the paper defines it (`ingestion.backends.drivers.calibration`): an untimed
+    # warm-up, then this many batch-1 draws; 0 records the generator without a measured cost
     calibration_images: int = 3
 
 

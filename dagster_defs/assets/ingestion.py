@@ -2,7 +2,7 @@
 
 Each asset opens DuckDB, writes and closes inside `ingestion`, so no connection is held while dbt
 runs (DuckDB allows one writer process per file). The import writes the working copy under the
-writer lock (`ingestion.warehouse`); readers see it when the dbt assets publish.
+writer lock (`ingestion.store.warehouse`); readers see it when the dbt assets publish.
 """
 
 from pathlib import Path
@@ -14,12 +14,12 @@ from pydantic import Field
 from dagster_defs.assets.dbt import WAREHOUSE_WRITER_POOL
 from dagster_defs.assets.evidence import transcribed_images
 from dagster_defs.assets.generation import generated_images, judged_images
-from ingestion import simulator
-from ingestion.append import append_bundle
 from ingestion.bundle import BundleError, load_bundle
-from ingestion.bundle_format import TABLES
+from ingestion.bundle.append import append_bundle
+from ingestion.bundle.format import TABLES
 from ingestion.paths import warehouse_path
-from ingestion.warehouse import Warehouse, prepare_working_copy, writer_lock, writer_wait_s
+from ingestion.sources import simulator
+from ingestion.store.warehouse import Warehouse, prepare_working_copy, writer_lock, writer_wait_s
 from reporting.facts import row_counts
 
 RAW_TABLE_KEYS = {name: dg.AssetKey(["raw", name]) for name in TABLES}

@@ -4,7 +4,8 @@ transformers or vllm: concrete backends are registered by name as "module:Class"
 imported only by `registry.create`.
 """
 
-from ingestion.backends.base import (
+from ingestion.backends.api.cache import cache_key
+from ingestion.backends.api.interfaces import (
     GeneratedBatch,
     GenerationRequest,
     ImageGenerator,
@@ -18,8 +19,7 @@ from ingestion.backends.base import (
     Transcription,
     TranscriptionRequest,
 )
-from ingestion.backends.cache import cache_key
-from ingestion.backends.registry import BACKENDS, create, resolve
+from ingestion.backends.api.registry import BACKENDS, create, resolve
 
 __all__ = [
     "BACKENDS",

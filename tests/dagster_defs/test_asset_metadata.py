@@ -7,7 +7,7 @@ import dagster as dg
 import pytest
 
 from dagster_defs.definitions import defs
-from ingestion.bundle_format import write_bundle
+from ingestion.bundle.format import write_bundle
 from tests.helpers import query
 from tests.worlds.hand import hand_bundle_tables, write_hand_bundle
 

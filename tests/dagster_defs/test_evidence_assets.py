@@ -14,7 +14,7 @@ from PIL import Image
 
 from dagster_defs.assets.evidence import constructed_questions, transcribed_images
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
-from ingestion.backends.tiny import build_tiny_qwen3_vl
+from ingestion.backends.tiny.models import build_tiny_qwen3_vl
 from tests.ingestion.backends.forced_answers import force_answer
 
 ANSWER = '{"blocks": ["hello", "open"]}'
@@ -106,7 +106,7 @@ QUESTIONS_JSON = json.dumps(
 
 def _writer_dir(root: Path, answer: str) -> Path:
     """A resource tiny-model folder holding a tiny text LM that answers `answer`."""
-    from ingestion.backends.tiny import build_tiny_text_lm
+    from ingestion.backends.tiny.models import build_tiny_text_lm
 
     build_tiny_text_lm(root / "text_lm")
     force_answer(root / "text_lm", answer)

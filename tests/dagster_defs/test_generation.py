@@ -14,7 +14,7 @@ from PIL import Image
 
 from dagster_defs.assets.generation import FAIL_AFTER_ENV, generated_images, judged_images
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
-from ingestion.backends.generators import image_seed
+from ingestion.backends.api.generators import image_seed
 
 CONCEPTS = ("c001", "c002", "c003")
 
@@ -100,7 +100,7 @@ def test_generation_asset_draws_every_prompt_and_measures_cost(tmp_path, generat
     spec = generator_resource.spec("lens")
     backend = generator_resource.load(spec)
     first = next(r for r in rows if r["prompt_id"] == "c002-en")
-    from ingestion.backends.base import GenerationRequest
+    from ingestion.backends.api.interfaces import GenerationRequest
 
     again = backend.generate(
         [

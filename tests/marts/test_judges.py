@@ -10,9 +10,9 @@ import math
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from ingestion.dsg_release import convert_release
+from ingestion.sources.dsg_release import convert_release
 from tests.helpers import build_warehouse, query, require_test_data
-from tests.ingestion.test_dsg_release import ANNS, ANSWERS, JUDGES, csv_rows
+from tests.ingestion.sources.test_dsg_release import ANNS, ANSWERS, JUDGES, csv_rows
 from tests.method.test_agreement import reference_kappa
 from tests.qct2i.test_cli_import_dsg import _tifa160_questions
 from tests.worlds.hand import write_hand_bundle

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from ingestion.append import append_bundle
 from ingestion.bundle import load_bundle
+from ingestion.bundle.append import append_bundle
 from tests.helpers import dbt_build, query
 from tests.marts.test_official_judge import bundle, second_judges_answers
 from tests.worlds.hand import hand_bundle_tables

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from ingestion.append import append_bundle
 from ingestion.bundle import load_bundle
-from ingestion.bundle_format import write_bundle
+from ingestion.bundle.append import append_bundle
+from ingestion.bundle.format import write_bundle
 from qct2i.dbt_runner import DbtFailed, run_dbt
 from tests.helpers import _SESSION_DBT_TARGET, build_warehouse, dbt_build, query
 from tests.worlds.hand import hand_bundle_tables

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ingestion.simulator import calibrated_rates, load_table2, load_taxonomy, simulate
+from ingestion.sources.simulator import calibrated_rates, load_table2, load_taxonomy, simulate
 from tests.helpers import build_warehouse as build_project_warehouse
 from tests.helpers import query
 from tests.worlds.hand import write_hand_bundle

@@ -1,4 +1,5 @@
-"""Structural diagnostics recover what the simulator planted (ingestion.simulator, coupling=...).
+"""Structural diagnostics recover what the simulator planted (`ingestion.sources.simulator`,
+coupling=...).
 
 The simulator's child succeeds with its rate r when every parent said yes, else r * (1 -
 coupling): coupling > 0 plants parent -> child co-failure on DSG edges and nothing between
@@ -11,7 +12,7 @@ from __future__ import annotations
 import pytest
 from scipy.stats import spearmanr
 
-from ingestion.simulator import load_generators, simulate
+from ingestion.sources.simulator import load_generators, simulate
 from tests.helpers import build_structure_warehouse, query
 
 pytestmark = pytest.mark.slow  # several simulated worlds through dbt: a few minutes

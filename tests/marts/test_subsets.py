@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ingestion.bundle import read_bundle, read_questions_file
-from ingestion.simulator import simulate
+from ingestion.sources.simulator import simulate
 from reporting.leaderboard import format_leaderboard
 from tests.helpers import build_warehouse, dbt_build, query, run_cli
 

@@ -138,7 +138,7 @@ def test_keyed_rng_is_a_seed_sequence_over_seed_and_key_crcs(key):
 
 
 def test_simulator_draws_from_the_library_stream():
-    import ingestion.simulator as simulator
+    import ingestion.sources.simulator as simulator
 
     assert simulator.rng_for is rng_for
 

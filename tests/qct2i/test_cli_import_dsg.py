@@ -6,9 +6,15 @@ import csv
 from collections import Counter
 from pathlib import Path
 
-from ingestion.warehouse import Warehouse
+from ingestion.store.warehouse import Warehouse
 from tests.helpers import query, require_test_data, run_cli
-from tests.ingestion.test_dsg_release import ANNS, ANSWERS, JUDGES, csv_rows, write_dsg_fixture
+from tests.ingestion.sources.test_dsg_release import (
+    ANNS,
+    ANSWERS,
+    JUDGES,
+    csv_rows,
+    write_dsg_fixture,
+)
 
 
 def _tifa160_questions(dsg_1k: Path, out: Path) -> list[dict]:
@@ -81,7 +87,8 @@ def test_default_import_repairs_and_counts_every_class(tmp_path):
         ["import-dsg", "--questions", str(questions), "--answers", str(answers)], warehouse
     )
     assert done.returncode == 0, done.stderr
-    # the hand fixture's counts, by hand (tests/ingestion/test_dsg_release.py marks each line)
+    # the hand fixture's counts, by hand (tests/ingestion/sources/test_dsg_release.py marks
+    # each line)
     expected = Counter(
         parent_in_words=1,
         self_loop=1,

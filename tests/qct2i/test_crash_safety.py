@@ -1,5 +1,5 @@
 """Kill -9 during import, build and publish: the published warehouse is afterwards the old build
-or the new one, whole, and the next run succeeds without any cleanup (ingestion/warehouse.py).
+or the new one, whole, and the next run succeeds without any cleanup (ingestion/store/warehouse.py).
 
 Two kinds of kill: at each named step of a publish (`QCT2I_CRASH_AT`, a SIGKILL the writer sends
 itself), and from outside at seeded random times while `qct2i import` (replacing or appending)
@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingestion.bundle_format import write_bundle
+from ingestion.bundle.format import write_bundle
 from tests.helpers import QCT2I, cli_env, publish_bundle, run_cli
 from tests.worlds.hand import hand_bundle_tables, write_hand_bundle
 

@@ -12,9 +12,9 @@ import shutil
 
 import pytest
 
-from ingestion.bundle_format import TABLES, write_bundle
+from ingestion.bundle.format import TABLES, write_bundle
 from ingestion.paths import SEEDS_DIR
-from ingestion.simulator import calibrated_rates, load_table2, load_taxonomy, simulate
+from ingestion.sources.simulator import calibrated_rates, load_table2, load_taxonomy, simulate
 from reporting.fingerprints import mart_fingerprints
 from tests.helpers import query, run_cli
 

@@ -19,7 +19,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from ingestion.bundle_format import DEFAULT_JUDGE_ID, TABLES, write_bundle
+from ingestion.bundle.format import DEFAULT_JUDGE_ID, TABLES, write_bundle
 from qct2i.evidence_release import export_evidence
 from reporting.fingerprints import mart_fingerprints
 from tests.helpers import publish_bundle, query, run_cli

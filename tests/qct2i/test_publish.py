@@ -1,4 +1,4 @@
-"""Readers and writers (ingestion/warehouse.py through the console script): readers keep the
+"""Readers and writers (ingestion/store/warehouse.py through the console script): readers keep the
 published file, writers work on the working copy, take turns, and publish only a passing build."""
 
 from __future__ import annotations

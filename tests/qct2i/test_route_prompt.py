@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ingestion.backends.tiny import build_tiny_text_lm
+from ingestion.backends.tiny.models import build_tiny_text_lm
 from qct2i.cli import main
 from tests.ingestion.backends.forced_answers import force_answer
 

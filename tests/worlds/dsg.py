@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingestion.bundle_format import write_bundle
+from ingestion.bundle.format import write_bundle
 from ingestion.paths import PROJECT_ROOT
 
 DSG_1K = PROJECT_ROOT.parent / "shared" / "data" / "dsg" / "dsg" / "data" / "dsg-1k-anns.csv"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingestion.bundle_format import write_bundle
+from ingestion.bundle.format import write_bundle
 
 TARGETS = {
     "en": {"cA": {"q6": "OPEN", "q7": "Cafe 𠮷"}, "cB": {"q2": "SALE"}},

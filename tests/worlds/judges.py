@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingestion.bundle_format import write_bundle
+from ingestion.bundle.format import write_bundle
 
 STRUCTURE = {
     "p1": [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingestion.simulator import LANGUAGES, load_taxonomy, simulate
+from ingestion.sources.simulator import LANGUAGES, load_taxonomy, simulate
 from tests.helpers import dbt_build
 
 # The best fixed generator is flux2-dev (expensive, best at semantics); ernie-image is best at

@@ -1,7 +1,7 @@
 -- Every generator known to the warehouse: the registry seed, the bundle's own generators file and
 -- any model that was judged. Cost (METHOD 12; the paper's GPU-s/MP, latency x occupied GPUs per
 -- output megapixel) is, in order: the bundle's `measured` figure (a warm, batch-1 calibration:
--- ingestion/backends/calibration.py), else the mean over the model's images (latency x GPUs /
+-- ingestion/backends/drivers/calibration.py), else the mean over the model's images (latency x GPUs /
 -- megapixels; `measured` too, but batch-shared and warm-up-including latencies), else the
 -- bundle's figure (`bundle`), else the registry seed's (`registry`).
 with

@@ -16,13 +16,13 @@ import pytest
 import torch
 from PIL import Image
 
-from ingestion.backends.base import ImageQuestions
-from ingestion.backends.parsing import (
+from ingestion.backends.api.interfaces import ImageQuestions
+from ingestion.backends.api.parsing import (
     answer_spellings,
     p_yes_from_answer_scores,
     p_yes_from_token_scores,
 )
-from ingestion.backends.transformers_vl import JUDGE_INSTRUCTION, TransformersJudge
+from ingestion.backends.models.transformers_vl import JUDGE_INSTRUCTION, TransformersJudge
 
 from .spelling_models import EXTRA_SPELLINGS, add_answer_spellings
 
@@ -66,7 +66,7 @@ def test_token_scores_pick_the_spellings_and_ignore_other_tokens():
 
 @pytest.fixture(scope="module")
 def spelling_vl(tmp_path_factory):
-    from ingestion.backends.tiny import build_tiny_qwen3_vl
+    from ingestion.backends.tiny.models import build_tiny_qwen3_vl
 
     folder = build_tiny_qwen3_vl(tmp_path_factory.mktemp("spellings") / "qwen3_vl")
     return add_answer_spellings(folder, "AutoModelForImageTextToText")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ingestion.backends import runs
-from ingestion.backends.runs import append_rows
+from ingestion.backends.drivers import runs
+from ingestion.backends.drivers.runs import append_rows
 
 WHOLE = b'{"image_id": "a"}\n{"image_id": "b"}\n'
 

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 import pytest
 from PIL import Image
 
-from ingestion.backends.base import GeneratedBatch, GenerationRequest, ImageGenerator
-from ingestion.backends.calibration import calibrate_cost, record_generator
-from ingestion.backends.generators import load_generator_specs
-from ingestion.backends.runs import generation_requests
+from ingestion.backends.api.generators import load_generator_specs
+from ingestion.backends.api.interfaces import GeneratedBatch, GenerationRequest, ImageGenerator
+from ingestion.backends.drivers.calibration import calibrate_cost, record_generator
+from ingestion.backends.drivers.runs import generation_requests
 
 
 class ScheduledLatencyGenerator(ImageGenerator):
@@ -79,7 +79,7 @@ def test_a_measured_cost_reaches_the_router(tmp_path):
     """A simulated bundle of two generators; lens gets a calibrated cost. The router's input
     (fct_router_profiles) carries it as `measured`; flux1-dev keeps the mean over its images,
     recomputed here from images.jsonl."""
-    from ingestion.simulator import simulate
+    from ingestion.sources.simulator import simulate
     from tests.helpers import build_warehouse, query
 
     bundle = simulate(tmp_path / "bundle", concepts=12, models=["lens", "flux1-dev"]).out_dir

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from PIL import Image, UnidentifiedImageError
 
-from ingestion.backends.runs import read_rows, run_adjudication
-from ingestion.backends.transformers_vl import TransformersJudge
+from ingestion.backends.drivers.runs import read_rows, run_adjudication
+from ingestion.backends.models.transformers_vl import TransformersJudge
 
 N_IMAGES, CHUNK, BROKEN = 5, 2, 3  # chunks [p0 p1] [p2 p3] [p4]; p3 breaks the second chunk
 QUESTIONS = (("q1", "Is there a cat?"), ("q2", "Is the cat red?"))
@@ -99,8 +99,8 @@ def test_chunk_size_must_be_positive(judge, bundle):
 
 _JUDGE_IN_A_CHILD = """
 import sys
-from ingestion.backends.runs import run_adjudication
-from ingestion.backends.transformers_vl import TransformersJudge
+from ingestion.backends.drivers.runs import run_adjudication
+from ingestion.backends.models.transformers_vl import TransformersJudge
 judge = TransformersJudge(sys.argv[1], model_name="tiny", device="cpu")
 run_adjudication(judge, sys.argv[2], "lens", log=print, chunk_images=int(sys.argv[3]))
 """

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ingestion.backends.base import ImageQuestions, JudgeIdentity, QuestionJudge
-from ingestion.backends.runs import judged_images_of, read_rows, run_adjudication
-from ingestion.backends.transformers_vl import TransformersJudge
+from ingestion.backends.api.interfaces import ImageQuestions, JudgeIdentity, QuestionJudge
+from ingestion.backends.drivers.runs import judged_images_of, read_rows, run_adjudication
+from ingestion.backends.models.transformers_vl import TransformersJudge
 
 K = 3
 QUESTIONS = (("q1", "Is there a cat?"), ("q2", "Is the cat red?"))
@@ -33,7 +33,7 @@ RENDERED_TEMPLATE = (
 @pytest.fixture(scope="module")
 def tiny_vl_other(tmp_path_factory):
     """A second tiny judge: same architecture, other weights, another folder."""
-    from ingestion.backends.tiny import build_tiny_qwen3_vl
+    from ingestion.backends.tiny.models import build_tiny_qwen3_vl
 
     return build_tiny_qwen3_vl(tmp_path_factory.mktemp("tiny_other") / "qwen3_vl", seed=1)
 

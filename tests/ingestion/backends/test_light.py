@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 
 from ingestion.backends import GenerationRequest, cache_key, resolve
-from ingestion.backends.generators import generator_model_ids, image_seed, load_generator_specs
-from ingestion.backends.parsing import (
+from ingestion.backends.api.generators import generator_model_ids, image_seed, load_generator_specs
+from ingestion.backends.api.ids import UnsafeIdError, validate_id
+from ingestion.backends.api.parsing import (
     p_yes_from_answer_scores,
     p_yes_from_logprobs,
     parse_blocks,
     parse_yes_no,
 )
-from ingestion.backends.store import ImageStore, UnsafeIdError, validate_id
+from ingestion.backends.drivers.image_store import ImageStore
 
 ROOT = Path(__file__).resolve().parents[3]
 

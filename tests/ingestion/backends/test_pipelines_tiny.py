@@ -1,5 +1,5 @@
 """Every diffusers row of seeds/generators.csv, as its real pipeline class with tiny random
-components (ingestion/backends/tiny_pipelines.py), saved, loaded by the project's loader and
+components (ingestion/backends/tiny/pipelines.py), saved, loaded by the project's loader and
 drawn with the row's own call settings (issue 10).
 
 What the pipelines received is observed on the real modules: forward pre-hooks count the
@@ -16,18 +16,18 @@ import numpy as np
 import pytest
 import torch
 
-from ingestion.backends.base import GenerationRequest
-from ingestion.backends.diffusers_generator import (
+from ingestion.backends.api.generators import load_generator_specs
+from ingestion.backends.api.interfaces import GenerationRequest
+from ingestion.backends.api.registry import create
+from ingestion.backends.models.diffusers_generator import (
     DiffusersGenerator,
     UnknownPipelineError,
     call_arguments,
     load_dtype,
     pipeline_class_of,
 )
-from ingestion.backends.external_generators import GeneratorUnavailableError
-from ingestion.backends.generators import load_generator_specs
-from ingestion.backends.registry import create
-from ingestion.backends.tiny_pipelines import TINY_PIPELINES, TINY_SIZE, TINY_STEPS, tiny_spec
+from ingestion.backends.models.external_generators import GeneratorUnavailableError
+from ingestion.backends.tiny.pipelines import TINY_PIPELINES, TINY_SIZE, TINY_STEPS, tiny_spec
 
 SPECS = load_generator_specs()
 
@@ -293,7 +293,7 @@ def test_models_outside_diffusers_are_refused_with_what_to_install(model_id, mod
 
 
 def test_a_malformed_registry_row_is_an_error_naming_file_line_and_column(tmp_path):
-    from ingestion.backends.generators import GENERATORS_SEED, RegistryError
+    from ingestion.backends.api.generators import GENERATORS_SEED, RegistryError
 
     lines = GENERATORS_SEED.read_text(encoding="utf-8").splitlines()
     assert lines[1].startswith("ernie-image,")

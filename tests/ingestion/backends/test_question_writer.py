@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 
-from ingestion.backends.base import QuestionWriteRequest
-from ingestion.backends.question_writer import (
-    RecordedQuestionWriter,
-    audit,
-    build_questions,
-    construct_questions,
-)
+from ingestion.backends.api.interfaces import QuestionWriteRequest
+from ingestion.backends.api.question_contract import audit, construct_questions
+from ingestion.backends.drivers.question_runs import build_questions
+from ingestion.backends.models.recorded_writer import RecordedQuestionWriter
 
 
 def _q(i, text, tag="animals", parents=(), **extra):

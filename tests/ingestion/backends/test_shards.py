@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ingestion.backends.runs import append_rows
-from ingestion.backends.shards import (
+from ingestion.backends.drivers.runs import append_rows
+from ingestion.backends.drivers.shards import (
     SHARDS_ENV,
     concept_shard,
     prompts_of_shard,

@@ -8,7 +8,7 @@ import torch
 from tokenizers import Tokenizer
 from transformers import AutoModelForCausalLM
 
-from ingestion.backends.tiny import build_tiny_text_lm, set_text_lm_logits
+from ingestion.backends.tiny.models import build_tiny_text_lm, set_text_lm_logits
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,10 @@ import json
 import pytest
 from PIL import Image
 
-from ingestion.backends.base import TranscriptionRequest
-from ingestion.backends.parsing import read_transcription
-from ingestion.backends.tiny import build_tiny_qwen3_vl
-from ingestion.backends.transformers_vl import OCR_INSTRUCTION, TransformersTranscriber
+from ingestion.backends.api.interfaces import TranscriptionRequest
+from ingestion.backends.api.parsing import read_transcription
+from ingestion.backends.models.transformers_vl import OCR_INSTRUCTION, TransformersTranscriber
+from ingestion.backends.tiny.models import build_tiny_qwen3_vl
 
 from .forced_answers import ASSISTANT_OPENING, force_answer
 

@@ -13,8 +13,8 @@ import pytest
 import torch
 from PIL import Image
 
-from ingestion.backends.base import ImageQuestions, TranscriptionRequest
-from ingestion.backends.transformers_vl import TransformersJudge, TransformersTranscriber
+from ingestion.backends.api.interfaces import ImageQuestions, TranscriptionRequest
+from ingestion.backends.models.transformers_vl import TransformersJudge, TransformersTranscriber
 
 QUESTIONS = (("q1", "Is there a cat?"), ("q2", "Is the cat red?"), ("q3", "Is the sign legible?"))
 

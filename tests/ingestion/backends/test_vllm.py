@@ -28,10 +28,10 @@ else:
 
 from tokenizers import Tokenizer
 
-from ingestion.backends.base import ImageQuestions
-from ingestion.backends.runs import run_adjudication
-from ingestion.backends.tiny import build_tiny_text_lm, set_text_lm_logits
-from ingestion.backends.vllm_backend import TEXT_PREFIX, VllmJudge
+from ingestion.backends.api.interfaces import ImageQuestions
+from ingestion.backends.drivers.runs import run_adjudication
+from ingestion.backends.models.vllm_backend import TEXT_PREFIX, VllmJudge
+from ingestion.backends.tiny.models import build_tiny_text_lm, set_text_lm_logits
 
 from .spelling_models import add_answer_spellings
 
@@ -295,8 +295,8 @@ def test_the_question_writer_sends_many_prompts_in_one_call_in_the_chat_template
     """METHOD 13's writer: one generate() call for a batch of prompts, each the instruction in
     the model's chat template as a user turn with the assistant turn opened (thinking off), the
     output constrained to the question schema (its validity is construct_questions' business)."""
-    from ingestion.backends.base import QuestionWriteRequest
-    from ingestion.backends.vllm_backend import VllmQuestionWriter
+    from ingestion.backends.api.interfaces import QuestionWriteRequest
+    from ingestion.backends.models.vllm_backend import VllmQuestionWriter
 
     # the instruction is ~300 tokens in the tiny vocabulary: a context longer than the tiny
     # model's 256 (RoPE; the weights are random either way)

@@ -1,0 +1,337 @@
+"""Resumable drivers that append model outputs to a bundle folder, batch by batch.
+
+Design: the GPU assets write an evidence bundle (CONTRACTS.md) instead of raw tables. Each batch's
+rows are appended to `<bundle>/images.jsonl` (or judgments/transcriptions) in one locked,
+fsync'd write after its PNGs are on disk (written atomically), so a crash loses at most the batch
+in flight; the existing `import_bundle` asset then validates and loads the folder into the raw
+tables, unchanged. Image rows carry seed, steps, guidance, generator_revision and backend
+(CONTRACTS "Additions", kept in raw.images) and the drawn width x height (the image's own size);
+columns the contract does not know (revision, device, raw_text, reason, ...) stay in the bundle
+files as provenance; the import ignores them. A judgment row
+carries its judge's identity (judge_model, judge_revision, prompt_template_sha: the Judgment's
+fields), which the import keeps in raw.judgments (CONTRACTS "Additions").
+Resuming: an item is done when its row is in the bundle file (and, for images, its PNG is in the
+store); done items are skipped, so a rerun draws each missing image once and never adds a row
+twice. For judgments "done" is per judge: an image counts as judged only by rows that carry the
+current judge's identity (model, revision, prompt-template hash; base.JudgeIdentity) and its
+`judge_id` (default `default`), so a new judge answers every image again and every row holds one
+judge's answer. The import keys judgments by (prompt, generator, question, judge_id), so a second
+judge in the same bundle needs a judge_id of its own: two identities under one judge_id are
+refused there as duplicates, loudly, rather than mixed. Images are judged in chunks
+(`judge_many`, one vLLM generate() call per chunk); each chunk's rows are one append, so a crash
+loses at most the chunk in flight.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingestion.backends.api.cache import cache_key
+from ingestion.backends.api.generators import GeneratorSpec, image_seed
+from ingestion.backends.api.ids import validate_id
+from ingestion.backends.api.interfaces import (
+    GenerationRequest,
+    ImageGenerator,
+    ImageQuestions,
+    JudgeIdentity,
+    Judgment,
+    QuestionJudge,
+)
+from ingestion.backends.drivers.image_store import ImageStore
+from ingestion.bundle.format import DEFAULT_JUDGE_ID
+
+Log = Callable[[str], None]
+
+
+def read_rows(path: Path) -> Iterator[dict]:
+    """Rows of a JSONL file; a torn last line (a crash mid-write) and blank lines are skipped."""
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as f:
+        yield from _rows_of(itertools.takewhile(lambda line: line.endswith("\n"), f))
+
+
+def append_rows(path: Path, rows: Sequence[dict], unique_key: str | None = None) -> int:
+    """Append whole lines under an exclusive lock (partitions and prompt shards may run at once,
+    on one node or several sharing the folder over a filesystem with working locks, e.g. NFSv4);
+    a torn last line left by a crash is cut first; the write is flushed and fsync'd before the
+    lock is released. With `unique_key`, rows whose key is already in the file are dropped, under
+    the same lock, so two runs of one shard at once (a redelivered task beside its rerun) still
+    record each image once. Returns how many rows were written."""
+    if not rows:
+        return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            _cut_torn_line(f)
+            if unique_key is not None:  # the only reason to read the rows already written
+                f.seek(0)
+                present = {r.get(unique_key) for r in _rows_of(f.read().splitlines())}
+                rows = [r for r in rows if r[unique_key] not in present]
+            data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+            f.seek(0, os.SEEK_END)
+            f.write(data.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+    return len(rows)
+
+
+_TAIL_BLOCK = 1 << 16
+
+
+def _cut_torn_line(f) -> None:
+    """Truncate a last line that has no newline (a crash mid-write), reading the file backwards
+    from its end block by block: an append must not read the whole file, which grows to hundreds
+    of MB over a paper-scale run."""
+    end = f.seek(0, os.SEEK_END)
+    position = end
+    while position > 0:
+        start = max(0, position - _TAIL_BLOCK)
+        f.seek(start)
+        block = f.read(position - start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            cut = start + newline + 1
+            break
+        position = start
+    else:
+        cut = 0
+    if cut < end:
+        f.truncate(cut)
+
+
+def _rows_of(lines: Iterable[str | bytes]) -> Iterator[dict]:
+    """The rows of complete JSONL lines; blank and unparseable lines are skipped."""
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict):
+            yield row
+
+
+def batched(items: Sequence, size: int) -> Iterator[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@dataclass
+class RunStats:
+    planned: int = 0
+    skipped: int = 0
+    done: int = 0
+    seconds: float = 0.0
+    gpu_seconds: float = 0.0
+    megapixels: float = 0.0
+    questions: int = 0  # judged questions (adjudication runs)
+
+    @property
+    def gpu_s_per_mp(self) -> float | None:
+        return self.gpu_seconds / self.megapixels if self.megapixels else None
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.seconds if self.seconds else 0.0
+
+
+def image_id(model_id: str, prompt_id: str, seed: int) -> str:
+    return f"{validate_id(model_id, 'model_id')}__{validate_id(prompt_id, 'prompt_id')}__s{seed}"
+
+
+def generation_requests(spec: GeneratorSpec, prompts: Iterable[dict]) -> list[GenerationRequest]:
+    """One request per prompt with the generator's settings and the (concept, generator) seed."""
+    return [
+        GenerationRequest(
+            prompt_id=validate_id(p["prompt_id"], "prompt_id"),
+            concept_id=p["concept_id"],
+            language=p["language"],
+            text=p["text"],
+            model_id=spec.model_id,
+            seed=image_seed(p["concept_id"], spec.model_id),
+            steps=spec.steps,
+            guidance=spec.guidance,
+            width=spec.width,
+            height=spec.height,
+        )
+        for p in prompts
+    ]
+
+
+def run_generation(
+    spec: GeneratorSpec,
+    prompts: Iterable[dict],
+    generator: ImageGenerator,
+    bundle: Path,
+    batch_size: int = 4,
+    log: Log = print,
+    after_image: Callable[[int], None] | None = None,
+) -> RunStats:
+    """Draw every prompt with `generator` into <bundle>/images/ and <bundle>/images.jsonl."""
+    bundle = Path(bundle)
+    store = ImageStore(bundle / "images")
+    rows_file = bundle / "images.jsonl"
+    have_rows = {r.get("image_id") for r in read_rows(rows_file)}
+    requests = generation_requests(spec, prompts)
+    stats = RunStats(planned=len(requests))
+
+    def done(r: GenerationRequest) -> bool:
+        return image_id(r.model_id, r.prompt_id, r.seed) in have_rows and store.exists(
+            r.model_id, r.prompt_id, r.seed
+        )
+
+    pending = [r for r in requests if not done(r)]
+    stats.skipped = len(requests) - len(pending)
+    log(f"{spec.model_id}: {len(requests)} images planned, {stats.skipped} already done")
+    backend = getattr(generator, "backend", "diffusers")
+    start = time.perf_counter()
+    for batch in batched(pending, batch_size):
+        result = generator.generate(batch)
+        rows = []
+        for request, image in zip(batch, result.images, strict=True):
+            width, height = image.size  # what was drawn (a pipeline may rescale the request)
+            store.write_png(image, request.model_id, request.prompt_id, request.seed)
+            stats.done += 1
+            if after_image is not None:
+                after_image(stats.done)
+            iid = image_id(request.model_id, request.prompt_id, request.seed)
+            if iid in have_rows:
+                continue  # the row survived, the PNG did not: redrawn, not recorded twice
+            rows.append(
+                {
+                    "image_id": iid,
+                    "prompt_id": request.prompt_id,
+                    "model_id": request.model_id,
+                    "width": width,
+                    "height": height,
+                    "latency_s": result.latency_s / len(batch),
+                    "gpus": result.gpus,
+                    "path": "images/"
+                    + store.relative_path(
+                        request.model_id, request.prompt_id, request.seed
+                    ).as_posix(),
+                    "seed": request.seed,
+                    "steps": request.steps,
+                    "guidance": request.guidance,
+                    "revision": result.revision,
+                    "generator_revision": result.revision,  # CONTRACTS "Additions"
+                    "backend": backend,
+                    "device": result.device,
+                    "batch_size": len(batch),
+                    "batch_latency_s": result.latency_s,
+                    "cache_key": cache_key(
+                        request, backend, request.model_id, result.revision, request.seed
+                    ),
+                }
+            )
+        append_rows(rows_file, rows, unique_key="image_id")
+        have_rows.update(r["image_id"] for r in rows)
+        stats.gpu_seconds += result.gpu_seconds
+        stats.megapixels += result.megapixels
+        stats.seconds = time.perf_counter() - start
+        log(
+            f"{spec.model_id}: {stats.done}/{len(pending)} drawn "
+            f"({stats.rate:.2f} images/s, {stats.gpu_s_per_mp or 0:.3f} device-s/MP)"
+        )
+    stats.seconds = time.perf_counter() - start
+    return stats
+
+
+def judged_images_of(
+    judge: JudgeIdentity, rows: Iterable[dict], judge_id: str = DEFAULT_JUDGE_ID
+) -> set[tuple[str, str]]:
+    """(prompt_id, model_id) of the images `judge` answered under `judge_id`; rows of other
+    judges, and rows that record no full identity (written before it was recorded), are not this
+    judge's. A row without judge_id is judge `default`, as the import reads it."""
+    return {
+        (r["prompt_id"], r["model_id"])
+        for r in rows
+        if JudgeIdentity.of_row(r) == judge and (r.get("judge_id") or DEFAULT_JUDGE_ID) == judge_id
+    }
+
+
+def judgment_row(
+    judgment: Judgment, judge: JudgeIdentity, judge_id: str = DEFAULT_JUDGE_ID
+) -> dict:
+    """The bundle row of a judgment, refused if it names another judge than the one running."""
+    row = dataclasses.asdict(judgment)
+    if JudgeIdentity.of_row(row) != judge:
+        raise ValueError(f"judgment {row} does not carry the running judge's identity {judge}")
+    return {**row, "judge_id": judge_id}
+
+
+def images_to_process(
+    bundle: Path, model_id: str, prompt_ids: Iterable[str], done: set[tuple[str, str]]
+) -> tuple[list[dict], list[dict]]:
+    """(the images of `model_id` whose prompt is in `prompt_ids`, those of them whose
+    (prompt_id, model_id) is not `done`): what a judging or transcription run plans, and what it
+    has left (a rerun skips the rest)."""
+    wanted = set(prompt_ids)
+    images = [
+        r
+        for r in read_rows(bundle / "images.jsonl")
+        if r["model_id"] == model_id and r["prompt_id"] in wanted
+    ]
+    return images, [r for r in images if (r["prompt_id"], r["model_id"]) not in done]
+
+
+def run_adjudication(
+    judge: QuestionJudge,
+    bundle: Path,
+    model_id: str,
+    log: Log = print,
+    chunk_images: int = 1,
+    judge_id: str = DEFAULT_JUDGE_ID,
+) -> RunStats:
+    """Judge every question of every image of `model_id` in the bundle, `chunk_images` images
+    per `judge.judge_many` call, appending each chunk's rows to <bundle>/judgments.jsonl in one
+    write (a crash loses at most the chunk in flight); images this judge (its identity, under
+    `judge_id`) already judged are skipped, another judge's rows count for nothing."""
+    if chunk_images < 1:
+        raise ValueError(f"chunk_images must be at least 1, not {chunk_images}")
+    validate_id(judge_id, "judge_id")
+    bundle = Path(bundle)
+    rows_file = bundle / "judgments.jsonl"
+    judged = judged_images_of(judge.identity, read_rows(rows_file), judge_id)
+    questions: dict[str, list[tuple[str, str]]] = {}
+    for q in read_rows(bundle / "questions.jsonl"):
+        questions.setdefault(q["prompt_id"], []).append((q["question_id"], q["text"]))
+    images, pending = images_to_process(bundle, model_id, questions, judged)
+    stats = RunStats(planned=len(images))
+    stats.skipped = len(images) - len(pending)
+    start = time.perf_counter()
+    n_questions = 0
+    for chunk in batched(pending, chunk_images):
+        items = [
+            ImageQuestions(
+                image["prompt_id"],
+                model_id,
+                str(bundle / image["path"]),
+                tuple(questions[image["prompt_id"]]),
+            )
+            for image in chunk
+        ]
+        answers = judge.judge_many(items)
+        rows = [judgment_row(j, judge.identity, judge_id) for one in answers for j in one]
+        append_rows(rows_file, rows)
+        stats.done += len(items)
+        n_questions += len(rows)
+        stats.seconds = time.perf_counter() - start
+        log(
+            f"{model_id}: {stats.done}/{len(pending)} images judged, {n_questions} questions "
+            f"({n_questions / stats.seconds:.1f} questions/s)"
+        )
+    stats.seconds = time.perf_counter() - start
+    stats.questions = n_questions
+    return stats

@@ -1,0 +1,166 @@
+"""The diffusers image generator: the registry's pipeline class, loaded with `from_pretrained` and
+called with the registry's settings (seeds/_seeds.yml, issue 10).
+
+Faithfulness rules: an unknown pipeline class is an error (never a `DiffusionPipeline` fallback
+that would pick whatever class a folder names); components a hub repo leaves out (HiDream-I1's
+Llama tokenizer and text encoder) are loaded apart from the registry's `extra_components`; every
+call passes the row's `call_kwargs` (prompt enhancement off) and puts the guidance into the
+row's `guidance_arg` (Qwen-Image: `true_cfg_scale`); each image has its own torch.Generator, and
+a row's `max_batch_size` splits batches where a pipeline stage is seeded from the whole batch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from ingestion.backends.api.cache import resolve_revision
+from ingestion.backends.api.generators import GeneratorSpec
+from ingestion.backends.api.interfaces import GeneratedBatch, GenerationRequest, ImageGenerator
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+class UnknownPipelineError(ValueError):
+    """The registry names a pipeline class the installed diffusers does not have."""
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued kernels, so a wall-clock interval covers the work (no-op on CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def pipeline_class_of(spec: GeneratorSpec) -> type:
+    """The diffusers class the registry names for `spec`, or an error naming the class and the
+    installed diffusers version."""
+    import diffusers
+
+    cls = getattr(diffusers, spec.pipeline_class, None) if spec.pipeline_class else None
+    if not (isinstance(cls, type) and issubclass(cls, diffusers.DiffusionPipeline)):
+        raise UnknownPipelineError(
+            f"generator {spec.model_id}: pipeline class {spec.pipeline_class!r} is not a "
+            f"pipeline of the installed diffusers {diffusers.__version__}; install a diffusers "
+            "that has it or correct seeds/generators.csv"
+        )
+    return cls
+
+
+def load_dtype(spec: GeneratorSpec, device: torch.device) -> torch.dtype:
+    """The registry's dtype on a GPU; float32 on CPU (bf16 matmuls there are slow or missing)."""
+    return DTYPES[spec.dtype] if device.type == "cuda" else torch.float32
+
+
+def _component_class(name: str) -> type:
+    for module in ("transformers", "diffusers"):
+        cls = getattr(importlib.import_module(module), name, None)
+        if cls is not None:
+            return cls
+    raise UnknownPipelineError(f"component class {name!r} is in neither transformers nor diffusers")
+
+
+def load_extra_components(spec: GeneratorSpec, dtype: torch.dtype) -> dict[str, Any]:
+    """Components the pipeline's folder does not hold, each loaded from its own source (a
+    tokenizer or processor takes no dtype)."""
+    components = {}
+    for argument, entry in spec.extra_components.items():
+        cls = _component_class(entry["class"])
+        kwargs = dict(entry.get("kwargs") or {})
+        if not any(word in entry["class"] for word in ("Tokenizer", "Processor")):
+            kwargs["dtype"] = dtype
+        components[argument] = cls.from_pretrained(entry["source"], **kwargs)
+    return components
+
+
+def needs_offload(spec: GeneratorSpec, device: torch.device) -> bool:
+    """Model CPU offload when the row allows it and the GPU holds less than the weights."""
+    if spec.offload != "auto" or device.type != "cuda" or not spec.min_gpu_gb:
+        return False
+    total_gb = torch.cuda.get_device_properties(device).total_memory / 2**30
+    return total_gb < spec.min_gpu_gb
+
+
+def load_pipeline(spec: GeneratorSpec, device: torch.device):
+    """The pipeline of `spec` on `device` (diffusers >= 0.40 honours `dtype=`; 0.42.1 checked)."""
+    cls = pipeline_class_of(spec)
+    dtype = load_dtype(spec, device)
+    kwargs: dict[str, Any] = {"dtype": dtype, **load_extra_components(spec, dtype)}
+    if spec.revision:
+        kwargs["revision"] = spec.revision
+    pipeline = cls.from_pretrained(spec.source, **kwargs)
+    if needs_offload(spec, device):
+        pipeline.enable_model_cpu_offload(device=device)
+    else:
+        pipeline = pipeline.to(device)
+    pipeline.set_progress_bar_config(disable=True)
+    return pipeline
+
+
+def call_arguments(spec: GeneratorSpec, requests: Sequence[GenerationRequest]) -> dict[str, Any]:
+    """The keyword arguments of one pipeline call for `requests` (one torch.Generator each, so
+    an image depends on its own seed only)."""
+    first = requests[0]
+    return {
+        **spec.call_kwargs,
+        "prompt": [r.text for r in requests],
+        "num_inference_steps": first.steps,
+        spec.guidance_arg: first.guidance,
+        "width": first.width,
+        "height": first.height,
+        "generator": [torch.Generator(device="cpu").manual_seed(r.seed) for r in requests],
+    }
+
+
+class DiffusersGenerator(ImageGenerator):
+    backend = "diffusers"
+
+    def __init__(self, spec: GeneratorSpec, device: str = "auto"):
+        self.spec = spec
+        self.model_id = spec.model_id
+        self.device = pick_device(device)
+        self.dtype = load_dtype(spec, self.device)
+        self.pipeline = load_pipeline(spec, self.device)
+        commit = getattr(self.pipeline.config, "_commit_hash", None)
+        self.revision = resolve_revision(spec.source, spec.revision, commit)
+        self.gpus = spec.gpus if self.device.type == "cuda" else 0
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> GeneratedBatch:
+        requests = tuple(requests)
+        first = requests[0]
+        if any(
+            (r.steps, r.guidance, r.width, r.height)
+            != (first.steps, first.guidance, first.width, first.height)
+            for r in requests
+        ):
+            raise ValueError("a batch must share steps, guidance and resolution")
+        size = self.spec.max_batch_size or len(requests)
+        images: list = []
+        latency = 0.0
+        for start in range(0, len(requests), size):
+            chunk = requests[start : start + size]
+            arguments = call_arguments(self.spec, chunk)
+            synchronize(self.device)
+            began = time.perf_counter()
+            with torch.inference_mode():
+                output = self.pipeline(**arguments)
+            synchronize(self.device)
+            latency += time.perf_counter() - began
+            images.extend(output.images)
+        return GeneratedBatch(
+            requests=requests,
+            images=tuple(images),
+            latency_s=latency,
+            gpus=self.gpus,
+            device=self.device.type,
+            revision=self.revision,
+        )

@@ -1,0 +1,310 @@
+"""Qwen3-VL through transformers: the yes/no judge and the text transcriber.
+
+The judge encodes each image once and answers all of its questions from that cached prefix (one
+batch of question suffixes, left-padded); the answer is the greedy next token, and p_yes the
+log-sum-exp rule over every spelling of yes and no at that position (parsing.answer_spellings,
+parsing.p_yes_from_answer_scores: the same rule as the vLLM judge).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ingestion.backends.api.cache import resolve_revision
+from ingestion.backends.api.interfaces import (
+    ImageQuestions,
+    JudgeIdentity,
+    Judgment,
+    QuestionJudge,
+    TextTranscriber,
+    Transcription,
+    TranscriptionRequest,
+    template_sha,
+)
+from ingestion.backends.api.parsing import (
+    answer_spellings,
+    judgment_from_text,
+    p_yes_from_token_scores,
+    read_transcription,
+)
+from ingestion.backends.models.diffusers_generator import pick_device
+
+JUDGE_INSTRUCTION = "{question} Answer yes or no."
+VISION_END = "<|vision_end|>"  # Qwen-VL's end-of-image special token
+OCR_INSTRUCTION = (
+    'List every block of text you can read in the image as JSON: {"blocks": ["...", ...]}. '
+    'If there is none, answer {"blocks": []}.'
+)
+
+
+class ComposedVLProcessor:
+    """Qwen-VL processing from an image processor and a tokenizer, for installs where
+    `AutoProcessor` cannot build Qwen3VLProcessor (its video processor needs torchvision).
+    Expands each <|image_pad|> to grid_t*grid_h*grid_w / merge_size**2 tokens, as it does."""
+
+    image_token = "<|image_pad|>"
+
+    def __init__(self, folder: str):
+        from transformers import AutoImageProcessor, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(folder)
+        self.image_processor = AutoImageProcessor.from_pretrained(folder)
+
+    def apply_chat_template(self, messages, **kwargs):
+        return self.tokenizer.apply_chat_template(messages, **kwargs)
+
+    def __call__(self, text, images, return_tensors="pt", padding=True):
+        vision = self.image_processor(images=images, return_tensors=return_tensors)
+        merge = self.image_processor.merge_size**2
+        counts = iter([int(g.prod()) // merge for g in vision["image_grid_thw"]])
+        expanded = []
+        for prompt in text:
+            parts = prompt.split(self.image_token)
+            out = parts[0]
+            for part in parts[1:]:
+                out += "<|placeholder|>" * next(counts) + part
+            expanded.append(out.replace("<|placeholder|>", self.image_token))
+        encoded = self.tokenizer(expanded, return_tensors=return_tensors, padding=padding)
+        image_id = self.tokenizer.convert_tokens_to_ids(self.image_token)
+        mm_types = (encoded["input_ids"] == image_id).long()  # 1 image, 0 text (as transformers)
+        return {**encoded, "mm_token_type_ids": mm_types, **vision}
+
+    def batch_decode(self, ids, **kwargs):
+        return self.tokenizer.batch_decode(ids, **kwargs)
+
+
+def load_vl_processor(source: str):
+    from transformers import AutoProcessor
+
+    try:
+        return AutoProcessor.from_pretrained(source)
+    except (ImportError, AttributeError, ValueError, TypeError, OSError):
+        return ComposedVLProcessor(source)
+
+
+def load_rgb(path: str):
+    from PIL import Image
+
+    with Image.open(path) as opened:
+        return opened.convert("RGB")
+
+
+class _QwenVL:
+    def __init__(
+        self,
+        source: str,
+        revision: str | None = None,
+        device: str = "auto",
+        dtype: str = "bfloat16",
+    ):
+        from transformers import AutoModelForImageTextToText
+
+        self.source = source
+        self.device = pick_device(device)
+        torch_dtype = getattr(torch, dtype) if self.device.type == "cuda" else torch.float32
+        kwargs = {"dtype": torch_dtype}
+        if revision:
+            kwargs["revision"] = revision
+        self.model = AutoModelForImageTextToText.from_pretrained(source, **kwargs)
+        self.model = self.model.to(self.device).eval()
+        self.processor = load_vl_processor(source)
+        self.tokenizer = self.processor.tokenizer
+        self.tokenizer.padding_side = "left"
+        commit = getattr(self.model.config, "_commit_hash", None)
+        self.revision = resolve_revision(source, revision, commit)
+
+    def prompts(self, instructions: list[str]) -> list[str]:
+        return [
+            self.processor.apply_chat_template(
+                [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": i}]}],
+                add_generation_prompt=True,
+                tokenize=False,
+            )
+            for i in instructions
+        ]
+
+    def inputs(self, image_path: str, instructions: list[str]):
+        image = load_rgb(image_path)
+        encoded = self.processor(
+            text=self.prompts(instructions),
+            images=[image] * len(instructions),
+            return_tensors="pt",
+            padding=True,
+        )
+        return {k: v.to(self.device) for k, v in encoded.items()}
+
+
+class TransformersJudge(QuestionJudge):
+    """All questions of one image in two forward passes: the image prefix once (the vision
+    encoder runs once per image; its K/V are kept), then every question's suffix as one
+    left-padded batch that attends to that cached prefix. Only the last position's logits are
+    computed (`logits_to_keep=1`): the next token after the whole prompt."""
+
+    def __init__(
+        self,
+        source: str,
+        model_name: str | None = None,
+        revision: str | None = None,
+        device: str = "auto",
+        dtype: str = "bfloat16",
+    ):
+        self.vl = _QwenVL(source, revision, device, dtype)
+        self.model_name = model_name or source
+        self.answer_tokens = answer_spellings(self.vl.tokenizer)
+        if not self.answer_tokens:
+            raise ValueError(f"{source}: no single-token spelling of yes or no in its vocabulary")
+        # The whole prompt a question is asked with (chat template applied, {question} left in).
+        (self.prompt_template,) = self.vl.prompts([JUDGE_INSTRUCTION])
+        self.image_prefix, self.question_suffix = split_after_image(self.prompt_template)
+        self.identity = JudgeIdentity(
+            self.model_name, self.vl.revision, template_sha(self.prompt_template)
+        )
+
+    def next_token_logits(self, item: ImageQuestions) -> torch.Tensor:
+        """(questions, vocabulary) logits of the token after each question's full prompt."""
+        model, device = self.vl.model, self.vl.device
+        prefix = self.vl.processor(
+            text=[self.image_prefix], images=[load_rgb(item.image_path)], return_tensors="pt"
+        )
+        prefix = {k: v.to(device) for k, v in prefix.items()}
+        suffixes = [
+            self.vl.tokenizer.encode(
+                self.question_suffix.replace("{question}", q), add_special_tokens=False
+            )
+            for _, q in item.questions
+        ]
+        with torch.inference_mode():
+            # Multimodal RoPE positions of the prefix: the text after it continues at max + 1.
+            positions, _ = model.model.get_rope_index(
+                prefix["input_ids"],
+                image_grid_thw=prefix["image_grid_thw"],
+                attention_mask=prefix["attention_mask"],
+                mm_token_type_ids=prefix["mm_token_type_ids"],
+            )
+            cache = model(
+                **prefix, position_ids=positions, use_cache=True, logits_to_keep=1
+            ).past_key_values
+            cache.batch_repeat_interleave(len(suffixes))
+            batch = left_padded_suffixes(
+                suffixes,
+                prefix_length=prefix["input_ids"].shape[1],
+                next_position=int(positions.max()) + 1,
+                pad_id=self.vl.tokenizer.pad_token_id,
+            )
+            out = model(
+                **{k: v.to(device) for k, v in batch.items()},
+                past_key_values=cache,
+                use_cache=False,
+                logits_to_keep=1,
+            )
+        return out.logits[:, -1, :].float().cpu()  # left padding: the last position is the next
+
+    def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:
+        logits = self.next_token_logits(item)
+        greedy = logits.argmax(dim=-1).tolist()
+        answer_ids = sorted(self.answer_tokens)
+        results = []
+        for (question_id, _), row, token in zip(item.questions, logits, greedy, strict=True):
+            scores = dict(zip(answer_ids, row[answer_ids].tolist(), strict=True))
+            results.append(
+                judgment_from_text(
+                    item,
+                    question_id,
+                    self.vl.tokenizer.decode([token]),
+                    lambda scores=scores: p_yes_from_token_scores(scores, self.answer_tokens),
+                    self.identity,
+                )
+            )
+        return tuple(results)
+
+
+def split_after_image(template: str) -> tuple[str, str]:
+    """The rendered prompt cut right after the image block: the prefix every question of an
+    image shares, and the rest with {question}. The cut is at a special token, which the
+    tokenizer never merges with its neighbours, so the two parts tokenise as the whole does."""
+    if "{question}" not in template or VISION_END not in template.split("{question}")[0]:
+        raise ValueError(f"the judge prompt has no image before its question: {template!r}")
+    cut = template.index(VISION_END) + len(VISION_END)
+    return template[:cut], template[cut:]
+
+
+def left_padded_suffixes(
+    suffixes: list[list[int]], prefix_length: int, next_position: int, pad_id: int
+) -> dict[str, torch.Tensor]:
+    """Question suffixes as one batch after a cached prefix of `prefix_length` tokens: padded on
+    the left (so every row's last position is its own next token), the mask covering prefix and
+    suffix, and each real token's position continuing the prefix's (the 3 M-RoPE rows agree on
+    text), pads masked out."""
+    width = max(len(s) for s in suffixes)
+    ids = torch.full((len(suffixes), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(suffixes), prefix_length + width), dtype=torch.long)
+    mask[:, :prefix_length] = 1
+    positions = torch.zeros((len(suffixes), width), dtype=torch.long)
+    for row, tokens in enumerate(suffixes):
+        start = width - len(tokens)
+        ids[row, start:] = torch.tensor(tokens)
+        mask[row, prefix_length + start :] = 1
+        positions[row, start:] = torch.arange(next_position, next_position + len(tokens))
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "position_ids": positions.unsqueeze(0).expand(3, -1, -1),
+    }
+
+
+class TransformersTranscriber(TextTranscriber):
+    """The OCR reader of Eq. 3: greedy generation of a JSON block list. `max_new_tokens` bounds
+    the answer (a dense sign or a page of text needs far more than a short label); an answer cut
+    at that bound is `unavailable` with reason `truncated`, one that ended but does not parse is
+    `unavailable` with `unparseable: ...` (parsing.read_transcription)."""
+
+    def __init__(
+        self,
+        source: str,
+        model_name: str | None = None,
+        revision: str | None = None,
+        device: str = "auto",
+        dtype: str = "bfloat16",
+        max_new_tokens: int = 2048,
+    ):
+        self.vl = _QwenVL(source, revision, device, dtype)
+        self.model_name = model_name or source
+        self.max_new_tokens = max_new_tokens
+        self.stop_ids = stop_token_ids(self.vl.model.generation_config, self.vl.tokenizer)
+        self.ocr_model, self.ocr_revision = self.model_name, self.vl.revision
+
+    def transcribe(self, request: TranscriptionRequest) -> Transcription:
+        inputs = self.vl.inputs(request.image_path, [OCR_INSTRUCTION])
+        with torch.inference_mode():
+            out = self.vl.model.generate(
+                **inputs,
+                max_new_tokens=self.max_new_tokens,
+                do_sample=False,
+                eos_token_id=self.stop_ids,
+                pad_token_id=self.vl.tokenizer.pad_token_id,
+            )
+        new = out[0, inputs["input_ids"].shape[1] :].tolist()
+        finished = bool(new) and new[-1] in self.stop_ids
+        raw = self.vl.tokenizer.decode(new, skip_special_tokens=True)
+        blocks, reason = read_transcription(raw, finished)
+        return Transcription(
+            request.prompt_id,
+            request.model_id,
+            "ok" if blocks is not None else "unavailable",
+            blocks or (),
+            raw,
+            reason,
+            self.ocr_model,
+            self.ocr_revision,
+        )
+
+
+def stop_token_ids(generation_config, tokenizer) -> list[int]:
+    """The tokens that end an answer: the checkpoint's generation config's eos ids (Qwen3-VL
+    lists <|im_end|> and <|endoftext|>), else the tokenizer's eos."""
+    configured = generation_config.eos_token_id
+    ids = configured if isinstance(configured, list) else [configured]
+    ids = [i for i in ids if i is not None] or [tokenizer.eos_token_id]
+    if None in ids:
+        raise ValueError("the OCR model defines no end-of-answer token")
+    return ids

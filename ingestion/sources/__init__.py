@@ -1,0 +1,2 @@
+"""Evidence made or converted here, written as evidence bundles: the calibrated simulator
+(`ingestion.sources.simulator`) and the converters of public releases (`dsg_release`)."""

@@ -1,0 +1,695 @@
+"""The bad-input catalogue (issue 12): every class of broken input the importer refuses, each
+through `read_bundle` and through `qct2i import` as a user runs it, and the classes it normalises
+instead. README "What the importer refuses" lists the same classes with the same messages.
+
+Rules of CONTRACTS.md that test_bundle.py already covers are not repeated here. Expected lines are
+positions in test_bundle.GOOD's lists, counted from 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ingestion.bundle import load_bundle, read_bundle
+from ingestion.bundle.format import TABLES, is_safe_id, write_bundle
+from tests.helpers import require_test_data, run_cli
+from tests.ingestion.bundle.test_bundle import (
+    GOOD,
+    TAXONOMY,
+    assert_problem,
+    good,
+    the_problem,
+    write,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+DSG_DATA = PROJECT_ROOT.parent / "shared" / "data" / "dsg"
+
+Build = Callable[[Path], None]  # writes a (broken) bundle into an empty folder
+
+
+# ------------------------------------------------------------------------------------------------
+# Ways to break the good bundle
+# ------------------------------------------------------------------------------------------------
+
+
+def with_value(table: str, row: int, column: str, value, fmt: str = "jsonl") -> Build:
+    """GOOD with one value replaced, written by the project's own writer."""
+
+    def build(folder: Path) -> None:
+        tables = good()
+        tables[table][row - 1][column] = value
+        write(folder, tables, fmt)
+
+    return build
+
+
+def with_bytes(table: str, edit: Callable[[bytes], bytes], fmt: str = "jsonl") -> Build:
+    """GOOD, then the bytes of one table's file edited."""
+
+    def build(folder: Path) -> None:
+        write(folder, good(), fmt)
+        path = folder / f"{table}.{fmt}"
+        path.write_bytes(edit(path.read_bytes()))
+
+    return build
+
+
+def replacing(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+    def edit(data: bytes) -> bytes:
+        assert old in data, old
+        return data.replace(old, new, 1)
+
+    return edit
+
+
+def with_parquet_column(table: str, column: str, values: pa.Array) -> Build:
+    """GOOD as Parquet, one column rewritten as `values` (any Arrow type)."""
+
+    def build(folder: Path) -> None:
+        write(folder, good(), "parquet")
+        path = folder / f"{table}.parquet"
+        read = pq.read_table(path)
+        position = read.column_names.index(column)
+        pq.write_table(read.set_column(position, column, values), path)
+
+    return build
+
+
+def offsets(items: list) -> pa.Array:
+    """Arrow offsets of variable-length items: where each starts, then where the last ends."""
+    ends = [0]
+    for item in items:
+        ends.append(ends[-1] + len(item))
+    return pa.array(ends, pa.int32())
+
+
+def strings_with_invalid_utf8(values: list[bytes]) -> pa.Array:
+    """A string array holding the bytes as they are: pyarrow validates nothing it is handed this
+    way, which is how a careless writer produces such a file."""
+    buffers = [None, offsets(values).buffers()[1], pa.py_buffer(b"".join(values))]
+    return pa.Array.from_buffers(pa.string(), len(values), buffers)
+
+
+def with_parquet_invalid_parents(folder: Path) -> None:
+    """questions.parquet whose row 2 lists a parent that is not UTF-8."""
+    write(folder, good(), "parquet")
+    path = folder / "questions.parquet"
+    read = pq.read_table(path)
+    parents = [[p.encode() for p in row] for row in read["parents"].to_pylist()]
+    parents[1] = [b"q\xff1"]
+    flat = strings_with_invalid_utf8([p for row in parents for p in row])
+    lists = pa.ListArray.from_arrays(offsets(parents), flat)
+    pq.write_table(read.set_column(read.column_names.index("parents"), "parents", lists), path)
+
+
+def with_parquet_footer_cut(folder: Path) -> None:
+    write(folder, good(), "parquet")
+    path = folder / "judgments.parquet"
+    path.write_bytes(path.read_bytes()[:-12])  # the footer length and magic bytes are gone
+
+
+def with_parquet_repeated_column(folder: Path) -> None:
+    write(folder, good(), "parquet")
+    path = folder / "prompts.parquet"
+    read = pq.read_table(path)
+    pq.write_table(read.append_column("prompt_id", read["prompt_id"]), path)
+
+
+def with_folder_for_a_file(folder: Path) -> None:
+    write(folder, good())
+    (folder / "generators.jsonl").unlink()
+    (folder / "generators.jsonl").mkdir()
+
+
+def with_required_parquet_without_rows(folder: Path) -> None:
+    tables = good()
+    tables["judgments"] = []
+    write(folder, tables, "parquet")
+
+
+def with_cross_format_reference(folder: Path) -> None:
+    """questions as JSONL, judgments as Parquet, one judgment naming a question p2 lacks."""
+    tables = good()
+    tables["judgments"][4]["question_id"] = "q3"
+    write(folder, {name: rows for name, rows in tables.items() if name != "judgments"})
+    write_bundle(folder, {"judgments": tables["judgments"]}, "parquet")
+
+
+def cut_last_line(data: bytes) -> bytes:
+    return data[:-15]  # a crash while the last row was written: the line has no end
+
+
+def cut_inside_a_character(data: bytes) -> bytes:
+    return data[: data.index("一".encode()) + 1]  # line 2 ends inside a 3-byte character
+
+
+# ------------------------------------------------------------------------------------------------
+# The catalogue
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Refused:
+    """One refusal class: how to build it, and the one problem it must produce."""
+
+    name: str
+    build: Build
+    file: str
+    line: int | None
+    reason: str  # the invariant part of the reason, which README quotes
+
+    def __str__(self) -> str:
+        return self.name
+
+
+CATALOGUE = [
+    # ids that would escape a folder or make a bad file name (ids may name image files)
+    Refused(
+        "id with ../",
+        with_value("images", 2, "image_id", "../i2"),
+        "images.jsonl",
+        2,
+        'image_id "../i2" is not a safe id',
+    ),
+    Refused(  # one problem: "model ... is not listed in generators" would echo it
+        "id that is an absolute path",
+        with_value("judgments", 8, "model_id", "/tmp/m2"),
+        "judgments.jsonl",
+        8,
+        'model_id "/tmp/m2" is not a safe id',
+    ),
+    Refused(
+        "id holding a NUL",
+        with_value("judgments", 1, "question_id", "q\x001"),
+        "judgments.jsonl",
+        1,
+        'question_id "q\\u00001" is not a safe id',
+    ),
+    Refused(
+        "id longer than 128 characters",
+        with_value("prompts", 1, "concept_id", "c" * 129),
+        "prompts.jsonl",
+        1,
+        "... (129 characters) is not a safe id",
+    ),
+    Refused(
+        "id with a backslash (Parquet)",
+        with_value("images", 3, "image_id", "img\\i3", "parquet"),
+        "images.parquet",
+        3,
+        'image_id "img\\\\i3" is not a safe id',
+    ),
+    # p_yes
+    Refused(
+        "p_yes NaN (JSONL token)",
+        with_bytes("judgments", replacing(b'"p_yes": 0.2', b'"p_yes": NaN')),
+        "judgments.jsonl",
+        2,
+        "p_yes must be a finite number, got nan",
+    ),
+    Refused(
+        "p_yes Infinity (JSONL token)",
+        with_bytes("judgments", replacing(b'"p_yes": 0.2', b'"p_yes": -Infinity')),
+        "judgments.jsonl",
+        2,
+        "p_yes must be a finite number, got -inf",
+    ),
+    Refused(
+        "p_yes beyond a double (1e400)",
+        with_bytes("judgments", replacing(b'"p_yes": 0.2', b'"p_yes": 1e400')),
+        "judgments.jsonl",
+        2,
+        "p_yes must be a finite number, got inf",
+    ),
+    Refused(
+        "p_yes NaN (Parquet)",
+        with_value("judgments", 2, "p_yes", float("nan"), "parquet"),
+        "judgments.parquet",
+        2,
+        "p_yes must be a finite number, got nan",
+    ),
+    Refused(
+        "p_yes infinite (Parquet)",
+        with_value("judgments", 2, "p_yes", float("inf"), "parquet"),
+        "judgments.parquet",
+        2,
+        "p_yes must be a finite number, got inf",
+    ),
+    Refused(
+        "p_yes outside [0, 1] (Parquet)",
+        with_value("judgments", 6, "p_yes", 1.5, "parquet"),
+        "judgments.parquet",
+        6,
+        "p_yes must be within [0, 1], got 1.5",
+    ),
+    # answers: yes/no up to case and white space are normalised (test below); the rest refused
+    Refused(
+        "answer '1'",
+        with_value("judgments", 3, "answer", "1"),
+        "judgments.jsonl",
+        3,
+        "answer must be 'yes', 'no' or null, got '1'",
+    ),
+    Refused(
+        "answer 'true'",
+        with_value("judgments", 3, "answer", "true"),
+        "judgments.jsonl",
+        3,
+        "answer must be 'yes', 'no' or null, got 'true'",
+    ),
+    Refused(
+        "answer '' (empty)",
+        with_value("judgments", 3, "answer", ""),
+        "judgments.jsonl",
+        3,
+        "answer must be 'yes', 'no' or null, got ''",
+    ),
+    Refused(
+        "answer with more than the word",
+        with_value("judgments", 3, "answer", "Yes."),
+        "judgments.jsonl",
+        3,
+        "answer must be 'yes', 'no' or null, got 'Yes.'",
+    ),
+    # encodings and line ends
+    Refused(
+        "BOM anywhere but the start",
+        with_bytes("prompts", replacing(b'{"prompt_id": "p2"', b'\xef\xbb\xbf{"prompt_id": "p2"')),
+        "prompts.jsonl",
+        2,
+        "not valid JSON (Unexpected UTF-8 BOM",
+    ),
+    Refused(
+        "invalid UTF-8 (Parquet string)",
+        with_parquet_column(
+            "prompts", "prompt_id", strings_with_invalid_utf8([b"p1", b"p\xe42", b"p3"])
+        ),
+        "prompts.parquet",
+        2,
+        "'prompt_id' is not valid UTF-8",
+    ),
+    Refused(
+        "invalid UTF-8 (Parquet list element)",
+        with_parquet_invalid_parents,
+        "questions.parquet",
+        2,
+        "'parents' is not valid UTF-8",
+    ),
+    Refused(
+        "lone surrogate escape",
+        with_bytes("prompts", replacing(b'"a sign"', b'"a \\udc80 sign"')),
+        "prompts.jsonl",
+        3,
+        "a \\u escape names half of a surrogate pair alone",
+    ),
+    Refused(
+        "truncated last line",
+        with_bytes("judgments", cut_last_line),
+        "judgments.jsonl",
+        9,
+        "without a line end, so it may be truncated",
+    ),
+    Refused(
+        "truncated inside a character",
+        with_bytes("prompts", cut_inside_a_character),
+        "prompts.jsonl",
+        2,
+        "line is not valid UTF-8; the file ends inside this line",
+    ),
+    # files
+    Refused(
+        "empty required file (Parquet without rows)",
+        with_required_parquet_without_rows,
+        "judgments.parquet",
+        None,
+        "required table has no rows",
+    ),
+    Refused(
+        "file of blank lines",
+        with_bytes("images", lambda _data: b"\n"),
+        "images.jsonl",
+        1,
+        "blank line",
+    ),
+    Refused(
+        "folder where a file should be",
+        with_folder_for_a_file,
+        "generators.jsonl",
+        None,
+        "not a regular file",
+    ),
+    Refused(
+        "Parquet footer cut off",
+        with_parquet_footer_cut,
+        "judgments.parquet",
+        None,
+        "cannot read Parquet file: Parquet magic bytes not found in footer",
+    ),
+    Refused(
+        "Parquet file of 0 bytes",
+        with_bytes("judgments", lambda _data: b"", "parquet"),
+        "judgments.parquet",
+        None,
+        "cannot read Parquet file: Parquet file size is 0 bytes",
+    ),
+    Refused(
+        "Parquet column repeated",
+        with_parquet_repeated_column,
+        "prompts.parquet",
+        None,
+        "column 'prompt_id' appears more than once",
+    ),
+    Refused(
+        "Parquet string column of integers",
+        with_parquet_column("prompts", "prompt_id", pa.array([1, 2, 3])),
+        "prompts.parquet",
+        None,
+        "column 'prompt_id' has type int64; expected a string",
+    ),
+    Refused(
+        "Parquet number column of strings",
+        with_parquet_column("judgments", "p_yes", pa.array(["0.9"] * 9)),
+        "judgments.parquet",
+        None,
+        "column 'p_yes' has type string; expected a number",
+    ),
+    Refused(
+        "Parquet answer column of booleans",
+        with_parquet_column("judgments", "answer", pa.array([True] * 9)),
+        "judgments.parquet",
+        None,
+        "column 'answer' has type bool; expected a string",
+    ),
+    Refused(
+        "Parquet list column of integers",
+        with_parquet_column("questions", "parents", pa.array([[1]] * 6, pa.list_(pa.int64()))),
+        "questions.parquet",
+        None,
+        "column 'parents' has type list<element: int64>; expected a list of strings",
+    ),
+    # JSON that parses differently in different readers, or not at all
+    Refused(
+        "key repeated within one object",
+        with_bytes(
+            "prompts", replacing(b'"prompt_id": "p3"', b'"prompt_id": "p9", "prompt_id": "p3"')
+        ),
+        "prompts.jsonl",
+        3,
+        'key "prompt_id" appears twice in the object',
+    ),
+    Refused(
+        "nesting too deep to read",
+        with_bytes("prompts", replacing(b'"a sign"', b"[" * 100_000 + b"]" * 100_000)),
+        "prompts.jsonl",
+        3,
+        "not valid JSON (nested too deeply to read)",
+    ),
+    Refused(
+        "integer of more than 4,300 digits",
+        with_bytes("images", replacing(b'"width": 512', b'"width": ' + b"9" * 5000)),
+        "images.jsonl",
+        3,
+        "not valid JSON (Exceeds the limit (4300 digits) for integer string conversion)",
+    ),
+    # the same keys across a JSONL and a Parquet file of one bundle
+    Refused(
+        "reference across formats to an unknown key",
+        with_cross_format_reference,
+        "judgments.parquet",
+        5,
+        "no question 'q3' in prompt 'p2'",
+    ),
+]
+
+
+def where(refusal: Refused) -> str:
+    return refusal.file if refusal.line is None else f"{refusal.file}:{refusal.line}"
+
+
+@pytest.mark.parametrize("refusal", CATALOGUE, ids=str)
+def test_read_bundle_refuses_with_file_line_and_reason(tmp_path, refusal):
+    refusal.build(tmp_path)
+
+    assert_problem(the_problem(tmp_path), refusal.file, refusal.line, refusal.reason)
+
+
+@pytest.mark.parametrize("refusal", CATALOGUE, ids=str)
+def test_qct2i_import_refuses_with_a_message_and_no_traceback(tmp_path, refusal):
+    bundle, warehouse = tmp_path / "bundle", tmp_path / "wh" / "w.duckdb"
+    bundle.mkdir()
+    refusal.build(bundle)
+
+    refused = run_cli(["import", str(bundle)], warehouse)
+
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert f"{where(refusal)}: " in refused.stderr, refused.stderr
+    assert refusal.reason in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stdout + refused.stderr
+    assert not list(warehouse.parent.glob("*.duckdb")), "a refused bundle wrote a warehouse"
+
+
+def test_the_readme_lists_every_refusal_with_its_message():
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## What the importer refuses", 1)[1].split("\n## ", 1)[0]
+    missing = [r.name for r in CATALOGUE if r.reason.replace("|", "\\|") not in section]
+    assert not missing, f"README's refusal table lacks the messages of {missing}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Ids
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad_id",
+    ["..", "../../etc/passwd", "a..b", ".hidden", "-rf", "/abs", "C:evil", "a/b", "a b", " a", "é"],
+)
+def test_every_unsafe_id_is_refused(tmp_path, bad_id):
+    with_value("images", 2, "image_id", bad_id)(tmp_path)
+
+    problem = the_problem(tmp_path)
+
+    assert_problem(problem, "images.jsonl", 2, "is not a safe id")
+    assert json.dumps(bad_id, ensure_ascii=False) in problem.reason  # the id, quoted as JSON
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_ids_up_to_128_safe_characters_are_accepted(tmp_path, fmt):
+    longest, odd = "i" * 128, "0.v2_a-b"
+    tables = good()
+    tables["images"][0]["image_id"], tables["images"][1]["image_id"] = longest, odd
+
+    images = read_bundle(write(tmp_path, tables, fmt), TAXONOMY)["images"]
+
+    assert images["image_id"].to_pylist()[:2] == [longest, odd]
+
+
+def test_every_id_of_the_dsg_release_is_safe():
+    """The real third-party ids the project imports (DSG-1k, TIFA160, the VQA answers) pass."""
+    require_test_data(DSG_DATA, "DSG release data")
+    id_columns = ("item_id", "question_id", "proposition_id", "t2i_model", "source_id", "worker_id")
+    unsafe = set()
+    for path in sorted(DSG_DATA.rglob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                unsafe |= {
+                    (path.name, c, row[c])
+                    for c in id_columns
+                    if c in row and not is_safe_id(row[c])
+                }
+    assert not unsafe, sorted(unsafe)[:10]
+
+
+# ------------------------------------------------------------------------------------------------
+# What is normalised or accepted rather than refused
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_yes_and_no_are_normalised_up_to_case_and_white_space(tmp_path, fmt):
+    tables = good()
+    written = ["Yes ", "NO", "YES", " yes\t", "No", "\u00a0yes", "Yes", "yEs", None]
+    for row, answer in zip(tables["judgments"], written, strict=True):
+        row["answer"] = answer
+    folder = write(tmp_path / "b", tables, fmt)
+
+    answers = read_bundle(folder, TAXONOMY)["judgments"]["answer"].to_pylist()
+    load_bundle(folder, tmp_path / "w.duckdb", TAXONOMY)
+
+    expected = ["yes", "no", "yes", "yes", "no", "yes", "yes", "yes", None]
+    assert answers == expected
+    keys = [(r["prompt_id"], r["model_id"], r["question_id"]) for r in GOOD["judgments"]]
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        stored = con.execute(
+            "SELECT prompt_id, model_id, question_id, answer FROM raw.judgments"
+        ).fetchall()
+    assert sorted(stored) == sorted(
+        (*key, answer) for key, answer in zip(keys, expected, strict=True)
+    )
+
+
+def test_a_byte_order_mark_at_the_start_of_a_file_is_dropped(tmp_path):
+    folder = write(tmp_path / "bom", good())
+    for path in folder.glob("*.jsonl"):
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+
+    assert_same_tables(
+        read_bundle(folder, TAXONOMY), read_bundle(write(tmp_path / "plain", good()), TAXONOMY)
+    )
+
+
+@pytest.mark.parametrize("every_line", [True, False], ids=["crlf", "mixed"])
+def test_crlf_line_ends_read_as_lf(tmp_path, every_line):
+    folder = write(tmp_path / "crlf", good())
+    for path in folder.glob("*.jsonl"):
+        lines = path.read_bytes().split(b"\n")[:-1]
+        ends = [b"\r\n" if every_line or i % 2 else b"\n" for i in range(len(lines))]
+        path.write_bytes(b"".join(line + end for line, end in zip(lines, ends, strict=True)))
+
+    tables = read_bundle(folder, TAXONOMY)
+
+    assert_same_tables(tables, read_bundle(write(tmp_path / "lf", good()), TAXONOMY))
+    assert tables["prompts"]["text"].to_pylist()[-1] == "a sign"  # no \r kept at a line end
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_an_optional_file_without_rows_is_the_same_as_none(tmp_path, fmt):
+    tables = good()
+    tables["images"], tables["transcriptions"] = [], []
+    with_empty = read_bundle(write(tmp_path / "empty", tables, fmt), TAXONOMY)
+    del tables["images"], tables["transcriptions"]
+    without = read_bundle(write(tmp_path / "absent", tables, fmt), TAXONOMY)
+
+    assert (tmp_path / "empty" / f"images.{fmt}").exists()
+    assert with_empty["images"].num_rows == with_empty["transcriptions"].num_rows == 0
+    assert_same_tables(with_empty, without)
+
+
+def test_a_bundle_mixing_formats_reads_as_either_format(tmp_path):
+    """Keys match across a JSONL and a Parquet file however Parquet stores them: here the
+    Parquet prompt ids are dictionary-encoded and the question ids large strings."""
+    folder = write(tmp_path / "mixed", {n: r for n, r in good().items() if n != "questions"})
+    write_bundle(folder, {"questions": GOOD["questions"]}, "parquet")
+    questions = pq.read_table(folder / "questions.parquet")
+    for column, type_ in [
+        ("prompt_id", pa.dictionary(pa.int8(), pa.string())),
+        ("question_id", pa.large_string()),
+    ]:
+        position = questions.column_names.index(column)
+        questions = questions.set_column(position, column, questions[column].cast(type_))
+    pq.write_table(questions, folder / "questions.parquet")
+
+    mixed = read_bundle(folder, TAXONOMY)
+
+    assert_same_tables(mixed, read_bundle(write(tmp_path / "jsonl", good()), TAXONOMY))
+
+
+def test_parquet_string_views_read_as_strings(tmp_path):
+    """Polars writes string views; they convert without loss, as large strings do."""
+    folder = write(tmp_path / "views", good(), "parquet")
+    questions = pq.read_table(folder / "questions.parquet")
+    for column, type_ in [
+        ("question_id", pa.string_view()),
+        ("parents", pa.list_(pa.string_view())),
+    ]:
+        position = questions.column_names.index(column)
+        values = pa.array(questions[column].to_pylist(), type_)
+        questions = questions.set_column(position, column, values)
+    pq.write_table(questions, folder / "questions.parquet")
+    written = pq.read_table(folder / "questions.parquet")
+    assert written["question_id"].type == pa.string_view()
+    assert written["parents"].type == pa.list_(pa.string_view())
+
+    views = read_bundle(folder, TAXONOMY)
+
+    assert_same_tables(views, read_bundle(write(tmp_path / "jsonl", good()), TAXONOMY))
+
+
+def assert_same_tables(got: dict[str, pa.Table], expected: dict[str, pa.Table]) -> None:
+    for name in TABLES:
+        assert got[name].equals(expected[name]), name
+
+
+# ------------------------------------------------------------------------------------------------
+# A 100 MB line: refused by its length, in memory bounded by a few times the file
+# ------------------------------------------------------------------------------------------------
+
+_READ_AND_MEASURE = """
+import resource, sys
+from pathlib import Path
+from ingestion.bundle import BundleError, read_bundle
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    read_bundle(Path(sys.argv[1]), {"animals", "color", "spatial", "text_rendering", "style"})
+    print("accepted")
+except BundleError as refused:
+    print("\\n".join(str(p) for p in refused.problems))
+print("peak_rss_growth_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+ROW_START = b'{"prompt_id": "p1", "model_id": "m1", "question_id": "q1", "answer": "'
+
+
+@pytest.mark.parametrize("well_formed", [True, False], ids=["row", "garbage"])
+def test_a_100_mb_line_is_refused_by_its_length_in_bounded_memory(tmp_path, well_formed):
+    size = 100 << 20
+    folder = write(tmp_path / "big", good())
+    with (folder / "judgments.jsonl").open("ab") as out:
+        if well_formed:  # a row whose answer is 100 MB long
+            out.write(ROW_START + b"y" * size + b'"}\n')
+        else:  # 100 MB of garbage without a line end
+            out.write(b"x" * size)
+    line_bytes = len(ROW_START) + size + 2 if well_formed else size
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _READ_AND_MEASURE, str(folder)],
+            capture_output=True,
+            text=True,
+            cwd=PROJECT_ROOT,
+            timeout=300,
+        )
+        refused = run_cli(["import", str(folder)], tmp_path / "w.duckdb")
+    finally:
+        (folder / "judgments.jsonl").unlink()
+
+    assert child.returncode == 0, child.stderr
+    problems, growth = child.stdout.strip().splitlines()[:-1], child.stdout.split()[-1]
+    assert problems == [
+        f"judgments.jsonl:10: line is {line_bytes:,} bytes long; the limit is 16 MiB"
+    ]
+    assert int(growth) * 1024 < 4 * size  # the file is held about twice, never parsed
+    assert refused.returncode == 2 and "judgments.jsonl:10: line is" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_a_line_just_under_16_mib_loads(tmp_path):
+    tables = good()
+    tables["prompts"][2]["text"] = "x" * ((16 << 20) - 200)
+
+    prompts = read_bundle(write(tmp_path, tables), TAXONOMY)["prompts"]
+
+    assert len(prompts["text"][2].as_py()) == (16 << 20) - 200
+
+
+def test_reasons_never_hold_raw_control_characters(tmp_path):
+    """An id with a NUL or a line break is shown escaped, so a terminal shows what is there."""
+    with_value("images", 2, "image_id", "i\n2\x00")(tmp_path)
+
+    problem = the_problem(tmp_path)
+
+    assert not re.search(r"[\x00-\x1f]", problem.reason), repr(problem.reason)
+    assert '"i\\n2\\u0000"' in problem.reason
