@@ -68,7 +68,7 @@ bench: $(DEV)
 bench-scale: $(DEV)
 	$(BIN)/python -m bench.run_scale
 
-# The one prepared script for a lent GPU machine (bench/gpu_smoke.py; README, GPU guide): under 8
+# The one prepared script for a lent GPU machine (bench/gpu_smoke.py; docs/gpu.md, GPU guide): under 8
 # minutes on one H200 with the weights in the HF cache, one JSON of results (bench/gpu_smoke.json,
 # or SMOKE_ARGS='--out DIR'). GPU_PYTHON is an environment with the `gpu` extra, never the CPU
 # .venv; `make gpu-smoke GPU_PYTHON=$(BIN)/python SMOKE_ARGS=--dry-run` runs it on CPU with tiny
@@ -82,7 +82,7 @@ validate: $(DEV)
 	$(BIN)/python -m bench.coverage_study
 	$(BIN)/python -m bench.coupling_coverage
 
-# The README's figures on the real DSG release (../shared/data/dsg): TIFA160's leaderboard per
+# The figures of docs/marts.md on the real DSG release (../shared/data/dsg): TIFA160's leaderboard per
 # judge, judge agreement, agreement with the human ratings; DSG-1k's repairs and atlas
 # (writes bench/dsg_figures.md; about two minutes here).
 dsg-figures: $(DEV)

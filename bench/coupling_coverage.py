@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
-from ingestion.sources.simulator import load_generators, simulate
+from ingestion.sources.simulator import SimulationConfig, load_generators, simulate
 from method.structure import MACRO_MODEL, coupling_bootstrap
 from qct2i.dbt_runner import run_dbt
 
@@ -42,7 +42,10 @@ BOOTSTRAP_SEED = 20260829  # the dbt var structure_bootstrap_seed
 def world_inputs(work: Path, seed: int, concepts: int, models: list[str]):
     """The question pairs and native outcome records of one null world, built by dbt."""
     bundle, warehouse = work / f"bundle{seed}", work / f"world{seed}.duckdb"
-    simulate(bundle, concepts=concepts, seed=seed, coupling=0.0, models=models, fmt="parquet")
+    config = SimulationConfig(
+        concepts=concepts, seed=seed, coupling=0.0, models=models, fmt="parquet"
+    )
+    simulate(bundle, config)
     load_bundle(bundle, warehouse)
     run_dbt(
         "run",

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 from ingestion.bundle import load_bundle
 from ingestion.paths import PROJECT_ROOT
-from ingestion.sources.simulator import simulate
+from ingestion.sources.simulator import SimulationConfig, simulate
 from method.bootstrap import bootstrap_totals, pairwise_intervals, stats_from_arrow
 from qct2i.dbt_runner import run_dbt
 
@@ -48,7 +48,8 @@ def stacked_bundle(work: Path, worlds: int, concepts: int, seed: int) -> tuple[P
     planted = []
     for k in range(worlds):
         out = work / f"world{k}"
-        simulate(out, concepts=concepts, seed=seed + k, models=MODELS, fmt="parquet")
+        config = SimulationConfig(concepts=concepts, seed=seed + k, models=MODELS, fmt="parquet")
+        simulate(out, config)
         planted.append(json.loads((out / "planted.json").read_text(encoding="utf-8")))
         for path in sorted(out.glob("*.parquet")):
             if path.stem == "generators" and k:

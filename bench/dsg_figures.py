@@ -1,10 +1,10 @@
-"""The README's figures on real third-party data (issue 15): the DSG release's TIFA160 subset (five
-generators, three VQA judges, human Likert ratings) and the whole of DSG-1k, each imported with
-`qct2i import-dsg` and built with `qct2i build` exactly as a user runs them.
+"""The figures of docs/marts.md on real third-party data (issue 15): the DSG release's TIFA160
+subset (five generators, three VQA judges, human Likert ratings) and the whole of DSG-1k, each
+imported with `qct2i import-dsg` and built with `qct2i build` exactly as a user runs them.
 
     make dsg-figures     # or: .venv/bin/python -m bench.dsg_figures [--data DIR] [--out FILE]
 
-Writes `bench/dsg_figures.md` (the tables the README quotes) and prints it. The official judge of
+Writes `bench/dsg_figures.md` (the tables docs/marts.md quotes) and prints it. The official judge of
 the marts is PaLI-17B (`pali17b`, `qct2i build --official-judge`); every judge's leaderboard is in
 `fct_hcq_leaderboard_by_judge`, and `fct_human_agreement` says which judge the humans agree with.
 """

@@ -431,8 +431,9 @@ def materialize_generation(settings: dict) -> dict:
     """One materialisation of gpu/generated_images: its success and materialisation metadata."""
     import dagster as dg
 
-    from dagster_defs.assets.generation import generated_images
+    from dagster_defs.assets.generation import generation_assets
 
+    generated_images = generation_assets().generated_images
     resource = gated_resource(
         settings["profile"], settings["tiny_dir"], settings["device"], settings["gate_marker"]
     )
@@ -484,13 +485,10 @@ def _bundle_rows(bundle: Path) -> list[dict]:
 def shard_zero(prompts: list[dict]) -> list[dict]:
     """The prompts the materialised partition (shard 0) draws under this deployment's shard
     count (all of them with the default single shard)."""
-    from dagster_defs.assets import generation
+    from ingestion.backends.drivers.shards import prompts_of_shard, shard_count_from_env
 
-    if not hasattr(generation, "GENERATION_SHARDS"):
-        return prompts
-    from ingestion.backends.drivers.shards import prompts_of_shard
-
-    return prompts_of_shard(prompts, 0, generation.GENERATION_SHARDS)
+    # the count generation_assets() partitions by, read from the same environment
+    return prompts_of_shard(prompts, 0, shard_count_from_env())
 
 
 def step_dagster_crash_resume(config: SmokeConfig) -> dict:

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from ingestion.bundle import load_bundle
-from ingestion.sources.simulator import DEMO_CONCEPTS, simulate
+from ingestion.sources.simulator import DEMO_CONCEPTS, SimulationConfig, simulate
 from qct2i.dbt_runner import run_dbt
 from reporting.fingerprints import mart_fingerprints
 
@@ -31,7 +31,7 @@ def build_world(name: str, root: Path) -> Path:
     """Bundle -> real import -> real `dbt build`; returns the warehouse."""
     bundle = root / name / "bundle"
     if name == "demo":
-        simulate(bundle, concepts=DEMO_CONCEPTS, seed=0)
+        simulate(bundle, SimulationConfig(concepts=DEMO_CONCEPTS, seed=0))
     else:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from tests.worlds.hand import write_hand_bundle

@@ -71,7 +71,8 @@ def build_paper_warehouse(concepts: int, fmt: str, work: Path, results: dict) ->
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     bundle, warehouse = work / "bundle", work / "bench.duckdb"
-    _, simulate_s = timed(simulator.simulate, bundle, concepts=concepts, seed=0, fmt=fmt)
+    config = simulator.SimulationConfig(concepts=concepts, seed=0, fmt=fmt)
+    _, simulate_s = timed(simulator.simulate, bundle, config)
     baseline_s = raw_read_baseline(bundle, work / "baseline.duckdb")
     counts, import_s = timed(load_bundle, bundle, warehouse)
     record(

@@ -6,7 +6,8 @@ read it raw with DuckDB (the baseline), validate and import it, `dbt build` ever
 (every analysis: structure, reliability, routing), then the concept bootstrap (2,000 draws x 3
 scopes, from the sufficient statistics; reading them is timed apart). Peak RSS is reported for the
 Python process (simulator, importer, bootstrap) and for the dbt process apart; the figure the issue
-bounds is the larger.
+bounds is the larger. The dbt process's memory is also sampled during the build and attributed to
+the models executing at each sample (bench/dbt_memory.py), so the models that peak are named.
 
 Writes bench/scale_results.json and prints each figure at both scales with the 10x / 1x ratio.
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from bench.dbt_memory import measured
 from bench.reliability import timed_bootstrap
 from bench.run_bench import BENCH_DIR, dbt_build, raw_read_baseline, timed
 from ingestion.bundle import load_bundle
@@ -41,12 +43,14 @@ def measure_one_scale(concepts: int, work: Path) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     bundle, warehouse = work / "bundle", work / "scale.duckdb"
-    _, simulate_s = timed(simulator.simulate, bundle, concepts=concepts, seed=0)
+    config = simulator.SimulationConfig(concepts=concepts, seed=0)
+    _, simulate_s = timed(simulator.simulate, bundle, config)
     python_after_simulate = _peak_mb(resource.RUSAGE_SELF)
     baseline_s = raw_read_baseline(bundle, work / "baseline.duckdb")
     (work / "baseline.duckdb").unlink()
     counts, import_s = timed(load_bundle, bundle, warehouse)
-    dbt_build_s = dbt_build(warehouse, work / "target")
+    target = work / "target"
+    dbt_build_s, peak_nodes, sampled_peak = measured(lambda: dbt_build(warehouse, target), target)
     with duckdb.connect(str(warehouse), read_only=True) as con:
         (records,) = con.execute("select count(*) from marts.fct_question_records").fetchall()[0]
         _, bootstrap_load_s, bootstrap_s = timed_bootstrap(con)
@@ -67,6 +71,8 @@ def measure_one_scale(concepts: int, work: Path) -> dict:
         "python_peak_rss_mb": python_peak,
         "dbt_peak_rss_mb": dbt_peak,
         "peak_rss_mb": max(python_peak, dbt_peak),
+        "dbt_sampled_peak_rss_mb": sampled_peak,
+        "dbt_nodes_by_peak_rss": peak_nodes,
     }
 
 

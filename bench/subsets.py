@@ -22,9 +22,9 @@ the simulator's `prompt_effect_sd` estimated back): what decides how much a subs
 Several worlds: `python -m bench.subsets demo=DEMO.duckdb planted=PLANTED.duckdb` validates each
 warehouse (`NAME=` labels it); `NAME=sim:SD` first builds the paper-scale simulated world with
 `prompt_effect_sd` SD under `bench/work/subsets/NAME` as a user would (`simulate`, `qct2i import`,
-`qct2i build`). `make subset-figures` validates the three worlds the README quotes: the demo world
-(SD 0), a planted one (0.8) and the one calibrated to the real DSG release (1.6, the sd PaLI-17B's
-judgments show on TIFA160, `make dsg-figures`).
+`qct2i build`). `make subset-figures` validates the three worlds docs/subsets.md quotes: the demo
+world (SD 0), a planted one (0.8) and the one calibrated to the real DSG release (1.6, the sd
+PaLI-17B's judgments show on TIFA160, `make dsg-figures`).
 """
 
 from __future__ import annotations
@@ -131,12 +131,15 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
 def simulated_world(name: str, prompt_effect_sd: float) -> Path:
     """The paper-scale simulated world with `prompt_effect_sd`, built as a user builds one, under
     bench/work/subsets/NAME; its warehouse."""
-    from ingestion.sources.simulator import PAPER_CONCEPTS, simulate
+    from ingestion.sources.simulator import PAPER_CONCEPTS, SimulationConfig, simulate
 
     root = Path(__file__).parent / "work" / "subsets" / name
     bundle, warehouse = root / "bundle", root / "warehouse.duckdb"
     shutil.rmtree(root, ignore_errors=True)  # a fresh world each time
-    simulate(bundle, concepts=PAPER_CONCEPTS, fmt="parquet", prompt_effect_sd=prompt_effect_sd)
+    config = SimulationConfig(
+        concepts=PAPER_CONCEPTS, fmt="parquet", prompt_effect_sd=prompt_effect_sd
+    )
+    simulate(bundle, config)
     qct2i(["import", str(bundle)], warehouse)
     qct2i(["build"], warehouse)
     return warehouse

@@ -3,15 +3,16 @@ report.
 
 Built by a factory (`@dg.definitions`), so importing this module does no work: Dagster (`dagster
 dev`, `dagster asset materialize`, a run worker), the CLI demo and the tests call `defs()`, which
-prepares the dbt project (a parse only when its manifest is stale) and reads the manifest.
+builds the GPU assets from the generator seed and QCT2I_GENERATION_SHARDS, prepares the dbt project
+(a parse only when its manifest is stale) and reads the manifest.
 """
 
 import dagster as dg
 from dagster_dbt import DbtCliResource
 
 from dagster_defs.assets.dbt import build_dbt_assets
-from dagster_defs.assets.evidence import constructed_questions, transcribed_images
-from dagster_defs.assets.generation import generated_images, judged_images
+from dagster_defs.assets.evidence import constructed_questions, transcribed_images_asset
+from dagster_defs.assets.generation import generation_assets
 from dagster_defs.assets.ingestion import import_bundle, simulated_bundle
 from dagster_defs.assets.report import report
 from dagster_defs.ml_resources import ml_resources_from_env
@@ -36,15 +37,16 @@ import_and_build_job = dg.define_asset_job(
 
 @dg.definitions
 def defs() -> dg.Definitions:
+    generation = generation_assets()  # first: a bad seed or shard count fails before dbt runs
     project = prepared_dbt_project()
     return dg.Definitions(
         assets=[
             simulated_bundle,
             import_bundle,
             build_dbt_assets(project),
-            generated_images,
-            judged_images,
-            transcribed_images,
+            generation.generated_images,
+            generation.judged_images,
+            transcribed_images_asset(generation),
             constructed_questions,
             report,
         ],

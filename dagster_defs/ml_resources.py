@@ -17,11 +17,16 @@ from pydantic import Field
 
 from ingestion.backends.api.generators import GeneratorSpec, load_generator_specs
 from ingestion.backends.api.registry import create
-from ingestion.backends.tiny.models import TINY_SD_OVERRIDES
+from ingestion.backends.tiny.models import (
+    TINY_SD_OVERRIDES,
+    build_tiny_qwen3_vl,
+    build_tiny_stable_diffusion,
+    build_tiny_text_lm,
+)
 from ingestion.bundle.format import DEFAULT_JUDGE_ID
 from ingestion.paths import warehouse_path
 
-DEFAULT_JUDGE = "Qwen/Qwen3-VL-30B-A3B-Instruct"  # the choice is argued in the README
+DEFAULT_JUDGE = "Qwen/Qwen3-VL-30B-A3B-Instruct"  # the choice is argued in docs/gpu.md
 DEFAULT_OCR = "Qwen/Qwen3-VL-30B-A3B-Instruct"  # the paper reads text with Qwen3-VL-30B Instruct
 DEFAULT_WRITER = "Qwen/Qwen3-235B-A22B"  # the paper's question writer (thinking off)
 
@@ -30,16 +35,23 @@ def default_tiny_dir() -> str:
     return os.environ.get("QCT2I_TINY_MODELS") or str(warehouse_path().parent / "tiny_models")
 
 
-def _tiny(folder: Path, builder: str) -> str:
-    if not (folder / ("model_index.json" if builder == "sd" else "config.json")).exists():
-        from ingestion.backends.tiny import models as tiny
+# The tiny models the cpu profile builds in code (ingestion.backends.tiny.models): a name, the file
+# that shows a folder already holds one, and its builder.
+TINY_MODELS = {
+    "lm": ("config.json", build_tiny_text_lm),
+    "sd": ("model_index.json", build_tiny_stable_diffusion),
+    "vl": ("config.json", build_tiny_qwen3_vl),
+}
 
-        if builder == "sd":
-            tiny.build_tiny_stable_diffusion(folder)
-        elif builder == "lm":
-            tiny.build_tiny_text_lm(folder)
-        else:
-            tiny.build_tiny_qwen3_vl(folder)
+
+def _tiny(folder: Path, builder: str) -> str:
+    """The folder, holding the tiny model `builder` names (built there on first use)."""
+    if builder not in TINY_MODELS:
+        known = ", ".join(sorted(TINY_MODELS))
+        raise ValueError(f"unknown tiny model {builder!r}; known: {known}")
+    marker, build = TINY_MODELS[builder]
+    if not (folder / marker).exists():
+        build(folder)
     return str(folder)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 from rapidfuzz.distance import Levenshtein
 from scipy.optimize import linear_sum_assignment
 
@@ -64,3 +65,41 @@ def match_text(targets: Sequence[str], blocks: Sequence[str]) -> TextMatch:
     rows, cols = linear_sum_assignment(savings, maximize=True)
     distance = total_length - int(savings[rows, cols].sum())
     return TextMatch(distance, total_length, len(rows))
+
+
+TEXT_MATCH_SCHEMA = pa.schema(
+    [
+        ("model_id", pa.string()),
+        ("prompt_id", pa.string()),
+        ("transcription_status", pa.string()),
+        ("n_targets", pa.int64()),
+        ("n_blocks", pa.int64()),
+        ("target_length_utf16", pa.int64()),
+        ("edit_distance_utf16", pa.int64()),
+    ]
+)
+
+
+def text_match_table(images: pa.Table) -> pa.Table:
+    """int_text_match: per image (a row of `int_text_targets`: model_id, prompt_id,
+    transcription_status, text_targets, text_blocks) the target length L and, where the
+    transcription is `ok`, the optimal-assignment edit distance D (`match_text`); D is null for
+    any other status (no transcription to match). Null blocks count as none. Rows keep the
+    input's order."""
+    rows = []
+    for image in images.to_pylist():
+        is_ok = image["transcription_status"] == "ok"
+        targets = image["text_targets"]
+        match = match_text(targets, image["text_blocks"] or []) if is_ok else None
+        rows.append(
+            {
+                "model_id": image["model_id"],
+                "prompt_id": image["prompt_id"],
+                "transcription_status": image["transcription_status"],
+                "n_targets": len(targets),
+                "n_blocks": len(image["text_blocks"] or []),
+                "target_length_utf16": sum(utf16_length(t) for t in targets),
+                "edit_distance_utf16": match.distance_utf16 if match else None,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=TEXT_MATCH_SCHEMA)

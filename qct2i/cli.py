@@ -11,6 +11,8 @@ from pathlib import Path
 
 from ingestion.paths import warehouse_path
 
+_Commands = argparse._SubParsersAction  # what `add_subparsers` returns
+
 
 def _pin_warehouse() -> Path:
     """Resolve QCT2I_WAREHOUSE once, absolutely, so dbt and ingestion open the same file."""
@@ -262,18 +264,19 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ingestion.sources.simulator import parse_scale
+    """The Dagster `demo` job on the world `SimulationConfig` describes: simulate, import, build;
+    the asset's run config is made from that config (`SimulatorConfig.of`)."""
+    import dagster as dg
+
+    from ingestion.sources.simulator import SimulationConfig
 
     warehouse = _pin_warehouse()
-    from dagster_defs.definitions import defs  # after the warehouse is pinned
+    # after the warehouse is pinned
+    from dagster_defs.assets.ingestion import SimulatorConfig
+    from dagster_defs.definitions import defs
 
-    run_config = {
-        "ops": {
-            "simulated_bundle": {
-                "config": {"concepts": parse_scale(args.concepts), "seed": args.seed}
-            }
-        }
-    }
+    simulation = SimulationConfig(concepts=args.concepts, seed=args.seed)
+    run_config = dg.RunConfig(ops={"simulated_bundle": SimulatorConfig.of(simulation)})
     result = defs().resolve_job_def("demo").execute_in_process(run_config=run_config)
     if not result.success:
         return 1
@@ -354,18 +357,39 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `qct2i` parser: one `_add_<command>` per subcommand, in the order `--help` lists them."""
     parser = argparse.ArgumentParser(
         prog="qct2i",
         description="QC-T2I warehouse. The warehouse is the DuckDB file named by QCT2I_WAREHOUSE "
         "(default warehouse/qct2i.duckdb in the project root).",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    for add_command in (
+        _add_demo,
+        _add_import,
+        _add_import_dsg,
+        _add_build,
+        _add_leaderboard,
+        _add_export_marts,
+        _add_export,
+        _add_verify,
+        _add_report,
+        _add_docs,
+        _add_route,
+        _add_plan,
+    ):
+        add_command(commands)
+    return parser
 
+
+def _add_demo(commands: _Commands) -> None:
     demo = commands.add_parser("demo", help="simulate, import and build through Dagster; print")
     demo.add_argument("--concepts", default="demo", help="number of concepts, 'demo' or 'paper'")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=cmd_demo)
 
+
+def _add_import(commands: _Commands) -> None:
     imp = commands.add_parser("import", help="validate a bundle and load it into the raw tables")
     imp.add_argument("folder")
     imp.add_argument(
@@ -392,6 +416,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_wait(imp)
     imp.set_defaults(func=cmd_import)
 
+
+def _add_import_dsg(commands: _Commands) -> None:
     dsg = commands.add_parser(
         "import-dsg", help="convert a DSG release (questions, answers per judge) and import it"
     )
@@ -419,6 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_wait(dsg)
     dsg.set_defaults(func=cmd_import_dsg)
 
+
+def _add_build(commands: _Commands) -> None:
     build = commands.add_parser(
         "build", help="dbt build on the working copy; publish it if every test passed"
     )
@@ -431,16 +459,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_wait(build)
     build.set_defaults(func=cmd_build)
 
+
+def _add_leaderboard(commands: _Commands) -> None:
     board = commands.add_parser("leaderboard", help="print the HCQ leaderboard")
     board.add_argument("--scopes", nargs="+", default=["en", "zh", "bilingual"])
     board.set_defaults(func=cmd_leaderboard)
 
+
+def _add_export_marts(commands: _Commands) -> None:
     export = commands.add_parser(
         "export-marts", help="write every mart of the published warehouse as Parquet"
     )
     export.add_argument("folder", help="the folder to write <mart>.parquet files into")
     export.set_defaults(func=cmd_export_marts)
 
+
+def _add_export(commands: _Commands) -> None:
     release = commands.add_parser(
         "export", help="write the evidence as a Parquet release with a checksummed manifest"
     )
@@ -450,20 +484,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     release.set_defaults(func=cmd_export)
 
+
+def _add_verify(commands: _Commands) -> None:
     verify = commands.add_parser(
         "verify", help="check a release's files and that the published marts match its manifest"
     )
     verify.add_argument("folder", help="the release folder (holding manifest.json)")
     verify.set_defaults(func=cmd_verify)
 
+
+def _add_report(commands: _Commands) -> None:
     report = commands.add_parser("report", help="one self-contained, offline HTML report")
     report.add_argument("--out", help="the HTML file (default: report.html beside the warehouse)")
     report.set_defaults(func=cmd_report)
 
+
+def _add_docs(commands: _Commands) -> None:
     docs = commands.add_parser("docs", help="dbt's documentation site as one offline HTML file")
     docs.add_argument("--out", default="target/docs", help="folder (default target/docs)")
     docs.set_defaults(func=cmd_docs)
 
+
+def _add_route(commands: _Commands) -> None:
     route = commands.add_parser(
         "route", help="rank generators for new requests (a questions file, or a plain prompt)"
     )
@@ -480,6 +522,8 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--json", action="store_true", help="print JSON instead of a table")
     route.set_defaults(func=cmd_route)
 
+
+def _add_plan(commands: _Commands) -> None:
     plan = commands.add_parser(
         "plan", help="the prompts a new generator should draw, chosen from the evidence held"
     )
@@ -505,7 +549,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="adaptive: stop once rank_hi - rank_lo (bilingual) is at most this",
     )
     plan.set_defaults(func=cmd_plan)
-    return parser
 
 
 def _add_wait(command: argparse.ArgumentParser) -> None:

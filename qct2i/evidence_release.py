@@ -1,6 +1,6 @@
 """`qct2i export DIR` and `qct2i verify DIR`: publish the warehouse's evidence as a release that
 anyone can rebuild into byte-identical marts, and check that a rebuild did (CONTRACTS
-"Additions"; README "Publishing reproducible evidence").
+"Additions"; docs/importing.md "Publishing reproducible evidence").
 
 A release is a bundle (CONTRACTS "The evidence bundle"): one Parquet file per contract table, in
 the contract's column order and types, rows in natural-key order (`TableSpec.key`), plus

@@ -40,9 +40,10 @@ def tiny_vl(tmp_path_factory):
 def demo_bundle(tmp_path_factory):
     """The demo world (every generator, DEMO_CONCEPTS concepts, seed 0), simulated once: its
     `SimulationSummary` (the bundle is `.out_dir`). Tests only read it."""
-    from ingestion.sources.simulator import DEMO_CONCEPTS, simulate
+    from ingestion.sources.simulator import DEMO_CONCEPTS, SimulationConfig, simulate
 
-    return simulate(tmp_path_factory.mktemp("demo") / "bundle", concepts=DEMO_CONCEPTS, seed=0)
+    config = SimulationConfig(concepts=DEMO_CONCEPTS, seed=0)
+    return simulate(tmp_path_factory.mktemp("demo") / "bundle", config)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,9 @@ written as `unavailable` with their reason and counted in the materialisation's 
 construction turns every prompt of the bundle without questions into questions (capability tags,
 parents, entities) through the configured writer in batches, validated by the bundle's rules;
 rejected prompts are kept with their reasons (question_rejections.jsonl) and counted.
+
+The OCR asset shares generation's partitions, so `transcribed_images_asset` builds it from
+`generation.generation_assets()` when the definitions load, not at import.
 """
 
 from pathlib import Path
@@ -16,9 +19,8 @@ import dagster as dg
 
 from dagster_defs.assets.generation import (
     GPU_POOL,
+    GenerationAssets,
     default_gpu_bundle_dir,
-    generated_images,
-    generator_partitions,
 )
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
 from ingestion.backends.drivers.question_runs import run_question_construction
@@ -29,32 +31,42 @@ class EvidenceConfig(dg.Config):
     bundle: str | None = None  # default: the GPU bundle (generation.default_gpu_bundle_dir)
 
 
-@dg.asset(
-    key_prefix=["gpu"],
-    group_name="gpu",
-    partitions_def=generator_partitions,
-    deps=[generated_images],
-    pool=GPU_POOL,
-    description="The text blocks of every image of one generator whose prompt has a text target "
-    "(transcriptions.jsonl); truncated or unparseable readings are `unavailable` with a reason.",
-)
-def transcribed_images(
-    context: dg.AssetExecutionContext,
-    config: EvidenceConfig,
-    text_transcriber: TextTranscriberResource,
-) -> dg.MaterializeResult:
-    bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
-    transcriber = text_transcriber.load()
-    stats = run_transcription(transcriber, bundle, context.partition_key, log=context.log.info)
-    return dg.MaterializeResult(
-        metadata={
-            "bundle": str(bundle),
-            "ocr_model": transcriber.ocr_model,
-            "ocr_revision": transcriber.ocr_revision,
-            "max_new_tokens": text_transcriber.max_new_tokens,
-            **stats.metadata(),
-        }
+TRANSCRIBED_IMAGES_KEY = dg.AssetKey(["gpu", "transcribed_images"])
+
+
+def transcribed_images_asset(generation: GenerationAssets) -> dg.AssetsDefinition:
+    """The OCR asset, on generation's generator partitions and downstream of its images (built
+    by the definitions factories with `generation.generation_assets()`)."""
+
+    @dg.asset(
+        key=TRANSCRIBED_IMAGES_KEY,
+        group_name="gpu",
+        partitions_def=generation.generator_partitions,
+        deps=[generation.generated_images],
+        pool=GPU_POOL,
+        description="The text blocks of every image of one generator whose prompt has a text "
+        "target (transcriptions.jsonl); truncated or unparseable readings are `unavailable` with "
+        "a reason.",
     )
+    def transcribed_images(
+        context: dg.AssetExecutionContext,
+        config: EvidenceConfig,
+        text_transcriber: TextTranscriberResource,
+    ) -> dg.MaterializeResult:
+        bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
+        transcriber = text_transcriber.load()
+        stats = run_transcription(transcriber, bundle, context.partition_key, log=context.log.info)
+        return dg.MaterializeResult(
+            metadata={
+                "bundle": str(bundle),
+                "ocr_model": transcriber.ocr_model,
+                "ocr_revision": transcriber.ocr_revision,
+                "max_new_tokens": text_transcriber.max_new_tokens,
+                **stats.metadata(),
+            }
+        )
+
+    return transcribed_images
 
 
 @dg.asset(

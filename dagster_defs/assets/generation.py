@@ -16,6 +16,11 @@ CUDA_VISIBLE_DEVICES, or QCT2I_GENERATOR_DEVICE; dagster_defs/ml_resources.py). 
 to the one images.jsonl under a lock that also drops an image_id already recorded, so neither a
 concurrent shard nor a rerun of a killed one can record an image twice. Only shard 0 measures
 the generator's cost (the calibration is per generator, not per shard).
+
+The partitions come from seeds/generators.csv and QCT2I_GENERATION_SHARDS, so the assets are
+built by `generation_assets()` when the definitions load (`defs()` of definitions.py and of
+distributed.py), never at import: an unreadable seed or a bad shard count fails the load, not
+the import.
 """
 
 import dataclasses
@@ -36,14 +41,8 @@ from ingestion.backends.drivers.runs import (
 from ingestion.backends.drivers.shards import prompts_of_shard, shard_count_from_env
 from ingestion.paths import warehouse_path
 
-generator_partitions = dg.StaticPartitionsDefinition(generator_model_ids())
-GENERATION_SHARDS = shard_count_from_env()
-generation_partitions = dg.MultiPartitionsDefinition(
-    {
-        "generator": generator_partitions,
-        "shard": dg.StaticPartitionsDefinition([str(i) for i in range(GENERATION_SHARDS)]),
-    }
-)
+GENERATED_IMAGES_KEY = dg.AssetKey(["gpu", "generated_images"])
+JUDGED_IMAGES_KEY = dg.AssetKey(["gpu", "judged_images"])
 GPU_POOL = "gpu"  # Dagster concurrency pool of the steps that hold a GPU; limit = GPU count
 # where a step runs under the distributed executors (dagster_defs/distributed.py): the Celery
 # queue that GPU workers consume, and for dagster-k8s a pod that requests one GPU
@@ -78,95 +77,134 @@ def _crash_after(k: int):
     return hook
 
 
-@dg.asset(
-    key_prefix=["gpu"],
-    group_name="gpu",
-    partitions_def=generation_partitions,
-    pool=GPU_POOL,
-    op_tags=GPU_STEP_TAGS,
-    description="Every prompt of one shard of the GPU bundle drawn by one generator: PNGs, "
-    "images.jsonl rows.",
-)
-def generated_images(
-    context: dg.AssetExecutionContext,
-    config: GenerationConfig,
-    image_generator: ImageGeneratorResource,
-) -> dg.MaterializeResult:
-    bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
-    keys = context.partition_key.keys_by_dimension
-    model_id, shard = keys["generator"], int(keys["shard"])
-    spec = image_generator.spec(model_id)
-    all_prompts = list(read_rows(bundle / "prompts.jsonl"))
-    prompts = prompts_of_shard(all_prompts, shard, GENERATION_SHARDS)
-    generator = image_generator.load(spec)
-    generator_row = {"cost_gpu_s_per_mp": None, "cost_source": None}
-    if shard == 0:  # one calibration and one generators row per generator
-        calibration = None
-        if config.calibration_images > 0 and all_prompts:
-            requests = generation_requests(spec, all_prompts)
-            calibration = calibrate_cost(generator, requests, config.calibration_images)
-        generator_row = record_generator(bundle, spec, generator.revision, calibration)
-    fail_after = os.environ.get(FAIL_AFTER_ENV)
-    stats = run_generation(
-        spec,
-        prompts,
-        generator,
-        bundle,
-        batch_size=config.batch_size or image_generator.batch_size,
-        log=context.log.info,
-        after_image=_crash_after(int(fail_after)) if fail_after else None,
-    )
-    return dg.MaterializeResult(
-        metadata={
-            "bundle": str(bundle),
-            "shard": f"{shard}/{GENERATION_SHARDS}",
-            "device": image_generator.device,
-            "planned": stats.planned,
-            "skipped": stats.skipped,
-            "drawn": stats.done,
-            "images_per_s": stats.rate,
-            "gpu_s_per_mp": stats.gpu_s_per_mp,  # over this run's batches (warm-up included)
-            "measured_gpu_s_per_mp": generator_row["cost_gpu_s_per_mp"],  # batch 1, warm
-            "cost_source": generator_row["cost_source"],
-            "device_s": stats.gpu_seconds,
-            "megapixels": stats.megapixels,
+@dataclasses.dataclass(frozen=True)
+class GenerationAssets:
+    """The GPU assets partitioned by generator, from one reading of the generator seed and the
+    shard count (`generation_assets`); the OCR asset shares `generator_partitions`."""
+
+    generator_partitions: dg.StaticPartitionsDefinition
+    shards: int
+    generated_images: dg.AssetsDefinition
+    judged_images: dg.AssetsDefinition
+
+
+def generation_assets() -> GenerationAssets:
+    """Build the generation and judging assets: their partitions come from seeds/generators.csv
+    and QCT2I_GENERATION_SHARDS, read here, not at import (the definitions factories call this)."""
+    generator_partitions = dg.StaticPartitionsDefinition(generator_model_ids())
+    shards = shard_count_from_env()
+    generated_images = _generated_images_asset(generator_partitions, shards)
+    judged_images = _judged_images_asset(generator_partitions, generated_images)
+    return GenerationAssets(generator_partitions, shards, generated_images, judged_images)
+
+
+def _generated_images_asset(
+    generator_partitions: dg.StaticPartitionsDefinition, shards: int
+) -> dg.AssetsDefinition:
+    generation_partitions = dg.MultiPartitionsDefinition(
+        {
+            "generator": generator_partitions,
+            "shard": dg.StaticPartitionsDefinition([str(i) for i in range(shards)]),
         }
     )
 
+    @dg.asset(
+        key=GENERATED_IMAGES_KEY,
+        group_name="gpu",
+        partitions_def=generation_partitions,
+        pool=GPU_POOL,
+        op_tags=GPU_STEP_TAGS,
+        description="Every prompt of one shard of the GPU bundle drawn by one generator: PNGs, "
+        "images.jsonl rows.",
+    )
+    def generated_images(
+        context: dg.AssetExecutionContext,
+        config: GenerationConfig,
+        image_generator: ImageGeneratorResource,
+    ) -> dg.MaterializeResult:
+        bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
+        keys = context.partition_key.keys_by_dimension
+        model_id, shard = keys["generator"], int(keys["shard"])
+        spec = image_generator.spec(model_id)
+        all_prompts = list(read_rows(bundle / "prompts.jsonl"))
+        prompts = prompts_of_shard(all_prompts, shard, shards)
+        generator = image_generator.load(spec)
+        generator_row = {"cost_gpu_s_per_mp": None, "cost_source": None}
+        if shard == 0:  # one calibration and one generators row per generator
+            calibration = None
+            if config.calibration_images > 0 and all_prompts:
+                requests = generation_requests(spec, all_prompts)
+                calibration = calibrate_cost(generator, requests, config.calibration_images)
+            generator_row = record_generator(bundle, spec, generator.revision, calibration)
+        fail_after = os.environ.get(FAIL_AFTER_ENV)
+        stats = run_generation(
+            spec,
+            prompts,
+            generator,
+            bundle,
+            batch_size=config.batch_size or image_generator.batch_size,
+            log=context.log.info,
+            after_image=_crash_after(int(fail_after)) if fail_after else None,
+        )
+        return dg.MaterializeResult(
+            metadata={
+                "bundle": str(bundle),
+                "shard": f"{shard}/{shards}",
+                "device": image_generator.device,
+                "planned": stats.planned,
+                "skipped": stats.skipped,
+                "drawn": stats.done,
+                "images_per_s": stats.rate,
+                "gpu_s_per_mp": stats.gpu_s_per_mp,  # over this run's batches (warm-up included)
+                "measured_gpu_s_per_mp": generator_row["cost_gpu_s_per_mp"],  # batch 1, warm
+                "cost_source": generator_row["cost_source"],
+                "device_s": stats.gpu_seconds,
+                "megapixels": stats.megapixels,
+            }
+        )
 
-@dg.asset(
-    key_prefix=["gpu"],
-    group_name="gpu",
-    partitions_def=generator_partitions,
-    deps=[generated_images],
-    pool=GPU_POOL,
-    description="Every question of every image of one generator judged yes/no (judgments.jsonl); "
-    "a new judge (model, revision or prompt template) answers every image again.",
-)
-def judged_images(
-    context: dg.AssetExecutionContext,
-    config: GenerationConfig,
-    question_judge: QuestionJudgeResource,
-) -> dg.MaterializeResult:
-    bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
-    judge = question_judge.load()
-    stats = run_adjudication(
-        judge,
-        bundle,
-        context.partition_key,
-        log=context.log.info,
-        chunk_images=question_judge.chunk_images,
-        judge_id=question_judge.judge_id,
+    return generated_images
+
+
+def _judged_images_asset(
+    generator_partitions: dg.StaticPartitionsDefinition, generated_images: dg.AssetsDefinition
+) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=JUDGED_IMAGES_KEY,
+        group_name="gpu",
+        partitions_def=generator_partitions,
+        deps=[generated_images],
+        pool=GPU_POOL,
+        description="Every question of every image of one generator judged yes/no "
+        "(judgments.jsonl); a new judge (model, revision or prompt template) answers every image "
+        "again.",
     )
-    questions = stats.questions
-    return dg.MaterializeResult(
-        metadata={
-            "bundle": str(bundle),
-            "judge_id": question_judge.judge_id,
-            **dataclasses.asdict(judge.identity),  # what "already judged" was keyed on
-            "images_judged": stats.done,
-            "skipped": stats.skipped,
-            "questions": questions,
-            "questions_per_s": questions / stats.seconds if stats.seconds else 0.0,
-        }
-    )
+    def judged_images(
+        context: dg.AssetExecutionContext,
+        config: GenerationConfig,
+        question_judge: QuestionJudgeResource,
+    ) -> dg.MaterializeResult:
+        bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
+        judge = question_judge.load()
+        stats = run_adjudication(
+            judge,
+            bundle,
+            context.partition_key,
+            log=context.log.info,
+            chunk_images=question_judge.chunk_images,
+            judge_id=question_judge.judge_id,
+        )
+        questions = stats.questions
+        return dg.MaterializeResult(
+            metadata={
+                "bundle": str(bundle),
+                "judge_id": question_judge.judge_id,
+                **dataclasses.asdict(judge.identity),  # what "already judged" was keyed on
+                "images_judged": stats.done,
+                "skipped": stats.skipped,
+                "questions": questions,
+                "questions_per_s": questions / stats.seconds if stats.seconds else 0.0,
+            }
+        )
+
+    return judged_images

@@ -5,6 +5,7 @@ runs (DuckDB allows one writer process per file). The import writes the working 
 writer lock (`ingestion.store.warehouse`); readers see it when the dbt assets publish.
 """
 
+from dataclasses import fields
 from pathlib import Path
 
 import dagster as dg
@@ -12,8 +13,8 @@ import duckdb
 from pydantic import Field
 
 from dagster_defs.assets.dbt import WAREHOUSE_WRITER_POOL
-from dagster_defs.assets.evidence import transcribed_images
-from dagster_defs.assets.generation import generated_images, judged_images
+from dagster_defs.assets.evidence import TRANSCRIBED_IMAGES_KEY
+from dagster_defs.assets.generation import GENERATED_IMAGES_KEY, JUDGED_IMAGES_KEY
 from ingestion.bundle import BundleError, load_bundle
 from ingestion.bundle.append import append_bundle
 from ingestion.bundle.format import TABLES
@@ -29,12 +30,43 @@ def default_simulated_bundle_dir() -> Path:
     return warehouse_path().parent / "bundles" / "simulated"
 
 
+_SIMULATION = simulator.SimulationConfig()  # the defaults a run config starts from
+
+
 class SimulatorConfig(dg.Config):
-    concepts: int = simulator.DEMO_CONCEPTS
-    seed: int = 0
-    coupling: float = simulator.DEFAULT_COUPLING
-    bundle_format: str = "jsonl"
+    """The `simulated_bundle` run config: the `SimulationConfig` fields a run may set, with its
+    defaults, and the bundle's folder."""
+
+    concepts: int = _SIMULATION.concepts
+    seed: int = _SIMULATION.seed
+    coupling: float = _SIMULATION.coupling
+    bundle_format: str = _SIMULATION.fmt
     out_dir: str | None = None
+
+    def simulation(self) -> simulator.SimulationConfig:
+        """The world this run simulates; the fields a run config cannot set keep their defaults."""
+        return simulator.SimulationConfig(
+            concepts=self.concepts, seed=self.seed, coupling=self.coupling, fmt=self.bundle_format
+        )
+
+    @classmethod
+    def of(cls, simulation: simulator.SimulationConfig) -> "SimulatorConfig":
+        """The run config that simulates `simulation` (`qct2i demo` builds its run with it);
+        refused when `simulation` sets a field a run config cannot carry."""
+        carried = {"concepts", "seed", "coupling", "fmt"}
+        lost = [
+            f.name
+            for f in fields(simulation)
+            if f.name not in carried and getattr(simulation, f.name) != getattr(_SIMULATION, f.name)
+        ]
+        if lost:
+            raise ValueError(f"the simulated_bundle run config cannot set {', '.join(lost)}")
+        return cls(
+            concepts=simulator.parse_scale(simulation.concepts),
+            seed=simulation.seed,
+            coupling=simulation.coupling,
+            bundle_format=simulation.fmt,
+        )
 
 
 @dg.asset(
@@ -45,13 +77,7 @@ def simulated_bundle(
     context: dg.AssetExecutionContext, config: SimulatorConfig
 ) -> dg.MaterializeResult:
     out_dir = Path(config.out_dir) if config.out_dir else default_simulated_bundle_dir()
-    summary = simulator.simulate(
-        out_dir,
-        concepts=config.concepts,
-        seed=config.seed,
-        coupling=config.coupling,
-        fmt=config.bundle_format,
-    )
+    summary = simulator.simulate(out_dir, config.simulation())
     context.log.info(f"simulated {config.concepts} concepts into {out_dir}")
     return dg.MaterializeResult(
         metadata={
@@ -65,8 +91,8 @@ def simulated_bundle(
 
 class BundleImportConfig(dg.Config):
     folder: str | None = None  # default: the simulated bundle's folder
-    # `qct2i import --append`: add to the stored evidence by natural key (README, "Adding
-    # evidence"), swapping the named generators' and judges' slices
+    # `qct2i import --append`: add to the stored evidence by natural key (docs/importing.md,
+    # "Adding evidence"), swapping the named generators' and judges' slices
     append: bool = False
     replace_models: list[str] = Field(default_factory=list)
     replace_judges: list[str] = Field(default_factory=list)
@@ -75,9 +101,9 @@ class BundleImportConfig(dg.Config):
 # The GPU path writes its bundle with these assets (dagster_defs/assets/generation.py); the
 # import loads whichever bundle the run names, so both sources are upstream of the raw tables.
 GPU_PRODUCERS = {
-    "images": generated_images,
-    "judgments": judged_images,
-    "transcriptions": transcribed_images,
+    "images": GENERATED_IMAGES_KEY,
+    "judgments": JUDGED_IMAGES_KEY,
+    "transcriptions": TRANSCRIBED_IMAGES_KEY,
 }
 
 

@@ -16,7 +16,7 @@ previous layer could read, so one run reports everything that can be known:
    prompts/questions/generators/capabilities, parents outside the prompt, self-parents and cycles,
    out-of-domain values (language, answer, p_yes, status, sizes, latency, cost).
 
-README "What the importer refuses" lists every class with its message.
+docs/refusals.md ("What the importer refuses") lists every class with its message.
 
 A check that looks rows up in another table runs only if that table was read completely, so a bad
 line is reported once rather than echoed by every row that refers to it.

@@ -27,7 +27,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from dagster_defs.assets.generation import FAIL_AFTER_ENV, GPU_POOL, generated_images
+from dagster_defs.assets.generation import FAIL_AFTER_ENV, GPU_POOL, generation_assets
 from tests.helpers import running_under_ci
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 GENERATOR = "lens"
 SHARDS = 2
-OP = generated_images.op.name
+OP = generation_assets().generated_images.op.name
 DEADLINE_S = 420  # generous: two CPUs shared by two workers and two run coordinators
 
 

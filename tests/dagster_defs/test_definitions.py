@@ -4,6 +4,7 @@ real end-to-end run with dbt vars from run config."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,12 @@ import dagster as dg
 import pytest
 import yaml
 
+from dagster_defs import definitions, distributed
 from dagster_defs.assets.dbt import DbtBuildConfig, dbt_build_args
 from dagster_defs.definitions import defs
 from dagster_defs.project import dbt_project, manifest_is_stale
-from ingestion.paths import PROJECT_ROOT
+from ingestion.backends.drivers.shards import SHARDS_ENV
+from ingestion.paths import PROJECT_ROOT, SEEDS_DIR
 from tests.helpers import query
 
 SNAPSHOT = Path(__file__).with_name("asset_keys.snapshot.txt")
@@ -126,6 +129,42 @@ def test_importing_the_definitions_runs_no_dbt():
         [sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_importing_reads_neither_the_generator_seed_nor_the_shard_count():
+    """The GPU assets' partitions come from seeds/generators.csv and QCT2I_GENERATION_SHARDS:
+    in a child process where opening any file under seeds/ raises and the shard count is garbage,
+    every definitions module still imports."""
+    code = (
+        "import sys\n"
+        f"SEEDS = {str(SEEDS_DIR)!r}\n"
+        "def no_seeds(event, args):\n"
+        "    if event == 'open' and isinstance(args[0], str) and args[0].startswith(SEEDS):\n"
+        "        raise PermissionError(f'{args[0]} read at import')\n"
+        "sys.addaudithook(no_seeds)\n"
+        "import dagster_defs.definitions, dagster_defs.distributed\n"
+        "import dagster_defs.assets.generation, dagster_defs.assets.evidence\n"
+        "print('imported')\n"
+        "open(SEEDS + '/generators.csv')  # and the hook does refuse a read of the seed\n"
+    )
+    env = {**os.environ, SHARDS_ENV: "not-a-number"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.stdout == "imported\n", result.stderr[-2000:]
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"PermissionError: {SEEDS_DIR / 'generators.csv'} read at import"
+    )
+
+
+@pytest.mark.parametrize("module", [definitions, distributed])
+def test_loading_with_a_bad_shard_count_fails_naming_the_variable(module, monkeypatch):
+    """The shard count is read when the definitions load (before dbt is prepared)."""
+    monkeypatch.setenv(SHARDS_ENV, "not-a-number")
+    message = f"{SHARDS_ENV}='not-a-number': the shard count must be a positive integer"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        module.defs()
 
 
 def test_the_manifest_is_stale_when_missing_or_older_than_a_parsed_file(tmp_path):

@@ -12,7 +12,8 @@ import dagster as dg
 import pytest
 from PIL import Image
 
-from dagster_defs.assets.evidence import constructed_questions, transcribed_images
+from dagster_defs.assets.evidence import constructed_questions, transcribed_images_asset
+from dagster_defs.assets.generation import generation_assets
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
 from ingestion.backends.tiny.models import build_tiny_qwen3_vl
 from tests.ingestion.backends.forced_answers import force_answer
@@ -49,6 +50,7 @@ def _bundle(tmp_path: Path) -> Path:
 
 
 def _materialize(bundle: Path, resource: TextTranscriberResource):
+    transcribed_images = transcribed_images_asset(generation_assets())
     result = dg.materialize(
         [transcribed_images],
         partition_key="lens",

@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dagster_defs.assets.generation import FAIL_AFTER_ENV, generated_images, judged_images
+from dagster_defs.assets.generation import FAIL_AFTER_ENV, generation_assets
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
 from ingestion.backends.api.generators import image_seed
 
 CONCEPTS = ("c001", "c002", "c003")
+GPU = generation_assets()  # this environment's: every generator of the seed, its shard count
+generated_images, judged_images = GPU.generated_images, GPU.judged_images
 
 
 def _bundle(tmp_path: Path) -> Path:

@@ -14,7 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ingestion.sources.simulator import calibrated_rates, load_table2, load_taxonomy, simulate
+from ingestion.sources.simulator import (
+    SimulationConfig,
+    calibrated_rates,
+    load_table2,
+    load_taxonomy,
+    simulate,
+)
 from tests.helpers import build_warehouse as build_project_warehouse
 from tests.helpers import query
 from tests.worlds.hand import write_hand_bundle
@@ -41,11 +47,13 @@ def twin_world(tmp_path_factory):
     rates = {(TWIN, lang, t): r for (_, lang, t), r in planted.items()}
     simulate(
         root / "bundle",
-        concepts=200,
-        seed=11,
-        models=[ORIGINAL, TWIN, FAR],
-        rates=rates,
-        shape_mix=0.0,
+        SimulationConfig(
+            concepts=200,
+            seed=11,
+            models=[ORIGINAL, TWIN, FAR],
+            rates=rates,
+            shape_mix=0.0,
+        ),
     )
     return build_warehouse(root / "bundle", root / "twins.duckdb")
 

@@ -1,6 +1,6 @@
 """An independent replay of the router's evaluation (METHOD 12) on the small routing world.
 
-Written from METHOD 12 and the README's "Cost-aware routing", sharing no code with
+Written from METHOD 12 and docs/marts.md's "Cost-aware routing", sharing no code with
 `method.routing` or the routing models: the request-level evidence is rebuilt in plain Python
 from `marts.fct_question_records` (Eq. 2) and the bundle's transcriptions (Eq. 3, through the
 reference Levenshtein and brute-force assignment of tests/helpers.py); the folds

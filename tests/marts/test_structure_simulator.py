@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from scipy.stats import spearmanr
 
-from ingestion.sources.simulator import load_generators, simulate
+from ingestion.sources.simulator import SimulationConfig, load_generators, simulate
 from tests.helpers import build_structure_warehouse, query
 
 pytestmark = pytest.mark.slow  # several simulated worlds through dbt: a few minutes
@@ -24,12 +24,14 @@ def world(root, concepts, coupling, seed, models, command="build", **options):
     bundle = root / f"bundle_{seed}"
     simulate(
         bundle,
-        concepts=concepts,
-        seed=seed,
-        coupling=coupling,
-        fmt="parquet",
-        models=models,
-        **options,
+        SimulationConfig(
+            concepts=concepts,
+            seed=seed,
+            coupling=coupling,
+            fmt="parquet",
+            models=models,
+            **options,
+        ),
     )
     return build_structure_warehouse(bundle, root / f"w_{seed}.duckdb", command=command)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ingestion.bundle import read_bundle, read_questions_file
-from ingestion.sources.simulator import simulate
+from ingestion.sources.simulator import SimulationConfig, simulate
 from reporting.leaderboard import format_leaderboard
 from tests.helpers import build_warehouse, dbt_build, query, run_cli
 
@@ -52,7 +52,8 @@ def filtered_bundle(source: Path, out: Path, keep) -> Path:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("subsets")
-    bundle = simulate(root / "bundle", concepts=300, seed=4, models=MODELS).out_dir
+    config = SimulationConfig(concepts=300, seed=4, models=MODELS)
+    bundle = simulate(root / "bundle", config).out_dir
     full = build_warehouse(bundle, root / "full.duckdb", SUBSET_SELECTOR)
     without_new = filtered_bundle(
         bundle, root / "a_bundle", lambda table, row, concept: row.get("model_id") != NEW

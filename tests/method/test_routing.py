@@ -11,7 +11,6 @@ import pytest
 
 from ingestion.bundle import BundleError, read_questions_file
 from method.routing import (
-    Taxonomy,
     area_under_frontier,
     choose,
     cost_ranks,
@@ -19,6 +18,7 @@ from method.routing import (
     predict_quality,
     upper_frontier,
 )
+from method.taxonomy import Taxonomy
 
 TAXONOMY = Taxonomy.from_rows(
     [

@@ -12,8 +12,8 @@ from method.bootstrap import resampling_counts, rng_for
 from method.structure import (
     EFFECTS,
     MACRO_MODEL,
-    _coupling_cells,
     coupling_bootstrap,
+    coupling_cells,
     coupling_influence,
     coupling_inputs,
     coupling_prompt_effects,
@@ -497,7 +497,7 @@ def test_coupling_influence_is_the_derivative_in_the_prompt_weights():
         sel = np.flatnonzero(pair_language == code)
         local_ids, prompt_local = np.unique(codes["prompt"][1][sel], return_inverse=True)
         prompts = list(codes["prompt"][0][local_ids])
-        cells = _coupling_cells(
+        cells = coupling_cells(
             outcomes,
             endpoints[0][sel],
             endpoints[1][sel],

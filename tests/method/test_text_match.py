@@ -7,11 +7,18 @@ and a brute force over every assignment. The brute-force test takes its distance
 wrong distance in the code under test (say, substitution costing 2) fails it on its own.
 """
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from method.text_match import capped_distance, edit_distance, match_text, utf16_units
+from method.text_match import (
+    capped_distance,
+    edit_distance,
+    match_text,
+    text_match_table,
+    utf16_units,
+)
 from tests.helpers import (
     reference_capped,
     reference_levenshtein,
@@ -106,3 +113,37 @@ def test_edit_distance_agrees_with_the_reference(a, b):
 def test_edit_distance_agrees_with_the_reference_on_any_text(a, b):
     """Any code points, astral ones included (hypothesis draws them from the whole range)."""
     assert capped_distance(a, b) == reference_capped(a, b)
+
+
+# int_text_targets rows (model, prompt, status, targets, blocks) and the counts, L and D worked
+# out by hand: n_targets, n_blocks, L, D
+TEXT_IMAGES = [
+    # OPEN -> OPEM: 1 substitution; SALE exact; the extra block costs nothing. L = 4 + 4
+    (("m2", "p1", "ok", ["OPEN", "SALE"], ["OPEM", "SALE", "extra"]), (2, 3, 8, 1)),
+    # "Cafe Luna" (9 units) takes the one block "Cafe Lune" (1 substitution); "𠮷" (2 units, a
+    # surrogate pair) has none left and costs its full length: D = 1 + 2, L = 9 + 2
+    (("m1", "p1", "ok", ["Cafe Luna", "𠮷"], ["Cafe Lune"]), (2, 1, 11, 3)),
+    # no transcription: L is still the targets' length, D is null
+    (("m1", "p2", "unavailable", ["OPEN"], None), (1, 0, 4, None)),
+    # an `ok` transcription with no blocks (null): every target costs in full, D = L
+    (("m2", "p2", "ok", ["AB"], None), (1, 0, 2, 2)),
+]
+
+
+def test_text_match_table_by_hand():
+    """int_text_match's table: counts, L and D per image in input order; D null unless `ok`."""
+    keys = ("model_id", "prompt_id", "transcription_status", "text_targets", "text_blocks")
+    images = pa.Table.from_pylist([dict(zip(keys, row, strict=True)) for row, _ in TEXT_IMAGES])
+    got = text_match_table(images)
+    assert [(f.name, f.type) for f in got.schema] == [
+        ("model_id", pa.string()),
+        ("prompt_id", pa.string()),
+        ("transcription_status", pa.string()),
+        ("n_targets", pa.int64()),
+        ("n_blocks", pa.int64()),
+        ("target_length_utf16", pa.int64()),
+        ("edit_distance_utf16", pa.int64()),
+    ]
+    assert [tuple(r.values()) for r in got.to_pylist()] == [
+        (*row[:3], *expected) for row, expected in TEXT_IMAGES
+    ]

@@ -14,7 +14,13 @@ import pytest
 
 from ingestion.bundle.format import TABLES, write_bundle
 from ingestion.paths import SEEDS_DIR
-from ingestion.sources.simulator import calibrated_rates, load_table2, load_taxonomy, simulate
+from ingestion.sources.simulator import (
+    SimulationConfig,
+    calibrated_rates,
+    load_table2,
+    load_taxonomy,
+    simulate,
+)
 from reporting.fingerprints import mart_fingerprints
 from tests.helpers import query, run_cli
 
@@ -73,7 +79,8 @@ def bundles(tmp_path_factory):
     seeds = _seeds_with_a_14th_generator(root / "seeds")
     rates = _newcomer_rates(seeds)
     for fmt in ("jsonl", "parquet"):
-        simulate(root / fmt, concepts=CONCEPTS, seed=7, rates=rates, seeds_dir=seeds, fmt=fmt)
+        config = SimulationConfig(concepts=CONCEPTS, seed=7, rates=rates, seeds_dir=seeds, fmt=fmt)
+        simulate(root / fmt, config)
     _split_by_generator(root / "jsonl", root / "first13", root / "newcomer", NEWCOMER)
     return root
 

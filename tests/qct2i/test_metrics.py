@@ -1,4 +1,4 @@
-"""The semantic layer (README, "Metrics"): MetricFlow's own `mf query`, run as a user runs it
+"""The semantic layer (docs/metrics.md): MetricFlow's own `mf query`, run as a user runs it
 against a published warehouse opened read-only, returns the marts' numbers. Expected values come
 from plain SQL over the marts, not from MetricFlow."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingestion.sources.simulator import LANGUAGES, load_taxonomy, simulate
+from ingestion.sources.simulator import LANGUAGES, SimulationConfig, load_taxonomy, simulate
 from tests.helpers import dbt_build
 
 # The best fixed generator is flux2-dev (expensive, best at semantics); ernie-image is best at
@@ -32,7 +32,10 @@ def world_rates() -> dict[tuple[str, str, str], float]:
 
 
 def simulate_world(out: Path, concepts: int = 300, seed: int = 7) -> Path:
-    simulate(out, concepts=concepts, seed=seed, models=list(MODELS), rates=world_rates())
+    config = SimulationConfig(
+        concepts=concepts, seed=seed, models=list(MODELS), rates=world_rates()
+    )
+    simulate(out, config)
     return out
 
 

@@ -13,11 +13,16 @@ from method.leaderboard import leaderboards_by_judge
 
 def model(dbt, session):
     dbt.config(materialized="table")
+    bilingual = var_list(dbt.config.get("bilingual_languages"))
+    # dbt finds refs only in plain assignments, so each is read on its own line
+    stats = dbt.ref("int_judge_prompt_stats").to_arrow_table()
+    capabilities = dbt.ref("capabilities").to_arrow_table()
+    score_sources = dbt.ref("int_capability_score_sources").to_arrow_table()
     languages = dbt.ref("stg_prompts").project("language").distinct().to_arrow_table()
     return leaderboards_by_judge(
-        dbt.ref("int_judge_prompt_stats").to_arrow_table(),
-        dbt.ref("capabilities").to_arrow_table(),
-        dbt.ref("int_capability_score_sources").to_arrow_table(),
+        stats,
+        capabilities,
+        score_sources,
         languages=languages.column("language").to_pylist(),
-        bilingual_languages=var_list(dbt.config.get("bilingual_languages")),
+        bilingual_languages=bilingual,
     )

@@ -12,8 +12,7 @@ from method.dbt_vars import var_int
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return human_agreement(
-        dbt.ref("int_judge_human_scores").to_arrow_table(),
-        draws=var_int(dbt.config.get("draws")),
-        seed=var_int(dbt.config.get("seed")),
-    )
+    draws = var_int(dbt.config.get("draws"))
+    seed = var_int(dbt.config.get("seed"))
+    scores = dbt.ref("int_judge_human_scores").to_arrow_table()
+    return human_agreement(scores, draws=draws, seed=seed)

@@ -12,9 +12,8 @@ from method.dbt_vars import var_int
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return judge_agreement(
-        dbt.ref("int_judge_pair_tables").to_arrow_table(),
-        draws=var_int(dbt.config.get("draws")),
-        seed=var_int(dbt.config.get("seed")),
-        min_shared=var_int(dbt.config.get("min_shared")),
-    )
+    draws = var_int(dbt.config.get("draws"))
+    seed = var_int(dbt.config.get("seed"))
+    min_shared = var_int(dbt.config.get("min_shared"))
+    tables = dbt.ref("int_judge_pair_tables").to_arrow_table()
+    return judge_agreement(tables, draws=draws, seed=seed, min_shared=min_shared)

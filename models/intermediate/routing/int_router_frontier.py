@@ -8,4 +8,4 @@ from method.routing import frontier_table
 def model(dbt, session):
     dbt.config(materialized="table")
     points = dbt.ref("int_router_points").to_arrow_table()
-    return frontier_table(points.to_pylist())
+    return frontier_table(points)

@@ -24,7 +24,7 @@ def model(dbt, session):
     # record-level outcome matrix, and run side by side they took 17 GB at 10x paper scale
     # (bench/RESULTS.md, "10x paper scale"); one after the other, the larger of the two.
     dbt.ref("int_coupling_prompt_effects")
-    # The Arrow tables live only while their arrays are built (see method.structure._as_inputs).
+    # The Arrow tables live only while their arrays are built (see method.structure.as_inputs).
     inputs = coupling_inputs(
         dbt.ref("int_question_pairs").project(", ".join(PAIR_COLUMNS)).to_arrow_table(),
         dbt.ref("int_question_validity").project(", ".join(RECORD_COLUMNS)).to_arrow_table(),

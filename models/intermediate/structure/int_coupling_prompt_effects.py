@@ -12,7 +12,7 @@ from method.structure import PAIR_COLUMNS, RECORD_COLUMNS, coupling_inputs, coup
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    # The Arrow tables live only while their arrays are built (see method.structure._as_inputs).
+    # The Arrow tables live only while their arrays are built (see method.structure.as_inputs).
     inputs = coupling_inputs(
         dbt.ref("int_question_pairs").project(", ".join(PAIR_COLUMNS)).to_arrow_table(),
         dbt.ref("int_question_validity").project(", ".join(RECORD_COLUMNS)).to_arrow_table(),

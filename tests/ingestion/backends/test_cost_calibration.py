@@ -79,10 +79,11 @@ def test_a_measured_cost_reaches_the_router(tmp_path):
     """A simulated bundle of two generators; lens gets a calibrated cost. The router's input
     (fct_router_profiles) carries it as `measured`; flux1-dev keeps the mean over its images,
     recomputed here from images.jsonl."""
-    from ingestion.sources.simulator import simulate
+    from ingestion.sources.simulator import SimulationConfig, simulate
     from tests.helpers import build_warehouse, query
 
-    bundle = simulate(tmp_path / "bundle", concepts=12, models=["lens", "flux1-dev"]).out_dir
+    config = SimulationConfig(concepts=12, models=["lens", "flux1-dev"])
+    bundle = simulate(tmp_path / "bundle", config).out_dir
     images = [json.loads(line) for line in (bundle / "images.jsonl").read_text().splitlines()]
     flux = [
         r["latency_s"] * r["gpus"] / (r["width"] * r["height"] / 1e6)
@@ -122,8 +123,10 @@ def test_the_generation_asset_records_its_measured_cost_and_provenance(tmp_path,
     seed, steps, guidance, generator revision and backend."""
     import dagster as dg
 
-    from dagster_defs.assets.generation import generated_images
+    from dagster_defs.assets.generation import generation_assets
     from dagster_defs.ml_resources import ImageGeneratorResource
+
+    generated_images = generation_assets().generated_images
 
     bundle = tmp_path / "bundle"
     bundle.mkdir()

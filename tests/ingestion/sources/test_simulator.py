@@ -25,6 +25,7 @@ from ingestion.sources import simulator
 from ingestion.sources.simulator import (
     DEMO_CONCEPTS,
     PAPER_CONCEPTS,
+    SimulationConfig,
     SimulationSummary,
     parse_scale,
     simulate,
@@ -162,13 +163,14 @@ def paper_table2() -> dict[tuple[str, str, str], float]:
 @pytest.fixture(scope="module")
 def small(tmp_path_factory) -> SimulationSummary:
     """Every generator, 50 concepts."""
-    return simulate(tmp_path_factory.mktemp("small"), concepts=50, seed=0)
+    return simulate(tmp_path_factory.mktemp("small"), SimulationConfig(concepts=50, seed=0))
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> SimulationSummary:
     """More concepts, two generators: enough prompts for structure and rate facts."""
-    return simulate(tmp_path_factory.mktemp("world"), concepts=400, models=STRUCTURE_MODELS)
+    config = SimulationConfig(concepts=400, models=STRUCTURE_MODELS)
+    return simulate(tmp_path_factory.mktemp("world"), config)
 
 
 @pytest.fixture(scope="module")
@@ -225,11 +227,11 @@ def test_summary_and_files(small):
 
 
 def test_deterministic(small, tmp_path):
-    again = simulate(tmp_path / "again", concepts=50, seed=0)
+    again = simulate(tmp_path / "again", SimulationConfig(concepts=50, seed=0))
     for name, path in small.paths.items():
         assert path.read_bytes() == again.paths[name].read_bytes(), name
     assert small.planted_path.read_bytes() == again.planted_path.read_bytes()
-    other = simulate(tmp_path / "other", concepts=50, seed=1)
+    other = simulate(tmp_path / "other", SimulationConfig(concepts=50, seed=1))
     assert other.paths["judgments"].read_bytes() != small.paths["judgments"].read_bytes()
 
 
@@ -241,8 +243,8 @@ def test_judgment_lines_are_plain_json(small):
 
 
 def test_parquet_holds_the_same_rows(tmp_path):
-    a = simulate(tmp_path / "j", concepts=20, models=["lens"], fmt="jsonl")
-    b = simulate(tmp_path / "p", concepts=20, models=["lens"], fmt="parquet")
+    a = simulate(tmp_path / "j", SimulationConfig(concepts=20, models=["lens"], fmt="jsonl"))
+    b = simulate(tmp_path / "p", SimulationConfig(concepts=20, models=["lens"], fmt="parquet"))
     assert all(p.suffix == ".parquet" for p in b.paths.values())
     for name in a.paths:
         ja, pb = read_table(a.out_dir, name), read_table(b.out_dir, name)
@@ -260,7 +262,8 @@ def test_cli(tmp_path, capsys):
 
 def test_models_and_rates_override(tmp_path, small):
     rates = {("lens", "en", "color"): 0.5, ("lens", "zh", "text_rendering"): 1.0}
-    sub = simulate(tmp_path, concepts=50, models=["flux1-dev", "lens"], rates=rates)
+    config = SimulationConfig(concepts=50, models=["flux1-dev", "lens"], rates=rates)
+    sub = simulate(tmp_path, config)
     planted = json.loads(sub.planted_path.read_text(encoding="utf-8"))
     assert planted["models"] == ["flux1-dev", "lens"]
     assert planted["rates"]["lens"]["en"]["capabilities"]["color"] == 0.5
@@ -281,11 +284,13 @@ def test_models_and_rates_override(tmp_path, small):
     for table in ("judgments", "images", "transcriptions"):
         assert of(sub.out_dir, table, "flux1-dev") == of(small.out_dir, table, "flux1-dev")
     with pytest.raises(ValueError, match="unknown"):
-        simulate(tmp_path / "x", concepts=5, models=["no-such-model"])
+        simulate(tmp_path / "x", SimulationConfig(concepts=5, models=["no-such-model"]))
     with pytest.raises(ValueError, match="unknown language or capability"):
-        simulate(tmp_path / "z", concepts=5, models=["lens"], rates={("lens", "en", "colour"): 1})
+        colour = {("lens", "en", "colour"): 1}
+        simulate(tmp_path / "z", SimulationConfig(concepts=5, models=["lens"], rates=colour))
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        simulate(tmp_path / "y", concepts=5, models=["lens"], rates={("lens", "en", "color"): 2})
+        over_one = {("lens", "en", "color"): 2}
+        simulate(tmp_path / "y", SimulationConfig(concepts=5, models=["lens"], rates=over_one))
 
 
 def test_taxonomy_and_generators_come_from_the_seeds(tmp_path):
@@ -305,7 +310,7 @@ def test_taxonomy_and_generators_come_from_the_seeds(tmp_path):
     with (seeds / "generators.csv").open("a", encoding="utf-8") as f:
         f.write("toy,Toy,none/toy,DiffusionPipeline,4,1.0,512,512,2,1.0,assumed\n")
 
-    out = simulate(tmp_path / "a", concepts=30, models=["lens"], seeds_dir=seeds)
+    out = simulate(tmp_path / "a", SimulationConfig(concepts=30, models=["lens"], seeds_dir=seeds))
     planted = json.loads(out.planted_path.read_text(encoding="utf-8"))
     counts = planted["questions_per_capability"]
     assert "lighting" not in counts and counts["weather"] == 0 and counts["color"] > 0
@@ -317,9 +322,10 @@ def test_taxonomy_and_generators_come_from_the_seeds(tmp_path):
     assert "lighting" not in {q["capability"] for q in read_table(out.out_dir, "questions")}
 
     with pytest.raises(ValueError, match="no rate"):
-        simulate(tmp_path / "b", concepts=5, models=["toy"], seeds_dir=seeds)
+        simulate(tmp_path / "b", SimulationConfig(concepts=5, models=["toy"], seeds_dir=seeds))
     rates = {("toy", lang, r["capability"]): 0.5 for lang in ("en", "zh") for r in rows}
-    toy = simulate(tmp_path / "c", concepts=5, models=["toy"], rates=rates, seeds_dir=seeds)
+    toy_config = SimulationConfig(concepts=5, models=["toy"], rates=rates, seeds_dir=seeds)
+    toy = simulate(tmp_path / "c", toy_config)
     images = read_table(toy.out_dir, "images")
     assert {(i["width"], i["gpus"]) for i in images} == {(512, 2)}
 
@@ -518,10 +524,12 @@ def test_planted_coupling(tmp_path, coupling, balanced):
     """Rate-adjusted P(child yes | a parent not yes) is 1 - coupling; given parents yes, 1."""
     out = simulate(
         tmp_path,
-        concepts=300,
-        models=["flux1-dev", "hidream-i1"],
-        coupling=coupling,
-        balanced=balanced,
+        SimulationConfig(
+            concepts=300,
+            models=["flux1-dev", "hidream-i1"],
+            coupling=coupling,
+            balanced=balanced,
+        ),
     )
     planted = json.loads(out.planted_path.read_text(encoding="utf-8"))
     questions = read_table(out.out_dir, "questions")

@@ -11,7 +11,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from ingestion.sources.simulator import simulate
+from ingestion.sources.simulator import SimulationConfig, simulate
 
 MODELS = ("flux1-dev", "qwen-image", "glm-image", "ernie-image")
 
@@ -22,8 +22,9 @@ def digests(folder) -> dict[str, str]:
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 def test_zero_prompt_effects_write_the_same_bytes_as_no_option(tmp_path, fmt):
-    simulate(tmp_path / "absent", concepts=60, seed=5, fmt=fmt, models=MODELS)
-    simulate(tmp_path / "zero", concepts=60, seed=5, fmt=fmt, models=MODELS, prompt_effect_sd=0.0)
+    simulate(tmp_path / "absent", SimulationConfig(concepts=60, seed=5, fmt=fmt, models=MODELS))
+    zero_sd = SimulationConfig(concepts=60, seed=5, fmt=fmt, models=MODELS, prompt_effect_sd=0.0)
+    simulate(tmp_path / "zero", zero_sd)
     absent, zero = digests(tmp_path / "absent"), digests(tmp_path / "zero")
     assert absent == zero and "judgments." + fmt in absent and "planted.json" in absent
 
@@ -61,8 +62,9 @@ def cross_generator_correlation(folder) -> float:
 
 
 def test_planted_prompt_effects_are_shared_by_generators(tmp_path):
-    simulate(tmp_path / "none", concepts=300, seed=2, models=MODELS)
-    simulate(tmp_path / "effects", concepts=300, seed=2, models=MODELS, prompt_effect_sd=1.5)
+    simulate(tmp_path / "none", SimulationConfig(concepts=300, seed=2, models=MODELS))
+    with_effects = SimulationConfig(concepts=300, seed=2, models=MODELS, prompt_effect_sd=1.5)
+    simulate(tmp_path / "effects", with_effects)
     # without effects the generators' cells are independent draws: correlation about 0; with a
     # logit sd of 1.5 (success probabilities of a cell spread over roughly 0.1-0.9) a hard
     # cell is hard for everyone
@@ -75,4 +77,4 @@ def test_planted_prompt_effects_are_shared_by_generators(tmp_path):
 
 def test_negative_prompt_effect_sd_is_refused(tmp_path):
     with pytest.raises(ValueError, match="prompt_effect_sd"):
-        simulate(tmp_path / "bad", concepts=10, prompt_effect_sd=-0.1)
+        simulate(tmp_path / "bad", SimulationConfig(concepts=10, prompt_effect_sd=-0.1))

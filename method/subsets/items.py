@@ -1,0 +1,167 @@
+"""The item model of the `irt` plans and the `greg` estimator (METHOD 16), and the `irt` sizes.
+
+Item model (`irt`): a 2PL per item, where an item is the set of questions of one capability
+in one prompt (one concept x language x capability cell; its valid yes of valid is a binomial
+count, and for the transcription capability matched of target UTF-16 units). Capabilities
+enter as the ability dimension: item `i` of capability t loads on the generator's ability
+theta_(m,l,t) = logit of its full-benchmark score of t in language l (anchored on the fully
+evaluated generators, not estimated). Slope-intercept form logit P = a (theta - theta_bar) + d
+with Gaussian priors centred on the homogeneous item (a = 1, d = theta_bar); MAP by Newton.
+
+`irt_sizes` is the `irt` plan's size measure: the concept's expected contribution to the variance
+of the HCQ total (Eq. 4) under this model, for either estimator.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from method.bootstrap import ConceptStats
+from method.subsets.evidence import design_weights, full_scores, logit, sigmoid
+
+# Item-model priors (logit scale): slope sd around 1, intercept sd around the mean ability.
+SLOPE_PRIOR_SD = 0.5
+INTERCEPT_PRIOR_SD = 1.0
+
+
+@dataclass(frozen=True)
+class ItemModel:
+    """2PL per (concept, language, capability) cell: logit P = slope (theta - centre) + intercept.
+    `covariance` [C, L, T, 2, 2] is the Laplace posterior covariance of (slope, intercept)."""
+
+    slope: np.ndarray  # [C, L, T]
+    intercept: np.ndarray  # [C, L, T]
+    centre: np.ndarray  # [L, T] mean reference ability
+    covariance: np.ndarray
+    fitted: np.ndarray  # [C, L, T] cells with reference evidence
+
+    def probability(self, theta: np.ndarray) -> np.ndarray:
+        """P [C, K, L, T] of a valid success in each cell for abilities theta [K, L, T]."""
+        centred = theta - self.centre
+        return sigmoid(self.slope[:, None] * centred[None] + self.intercept[:, None])
+
+
+def fit_items(
+    numerator: np.ndarray,
+    denominator: np.ndarray,
+    theta: np.ndarray,
+    slope_sd: float = SLOPE_PRIOR_SD,
+    intercept_sd: float = INTERCEPT_PRIOR_SD,
+    iterations: int = 30,
+) -> ItemModel:
+    """MAP 2PL item parameters from reference evidence [C, K, L, T] (binomial counts: `numerator`
+    successes of `denominator` valid trials) at anchored abilities theta [K, L, T].
+
+    Each cell is its own 2-parameter logistic regression over the K references with a Gaussian
+    prior; all cells are solved at once by damped Newton steps (the objective is concave)."""
+    y, n = np.asarray(numerator, float), np.asarray(denominator, float)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a capability no reference has
+        mean = np.nanmean(theta, axis=0, keepdims=True)
+    theta = np.nan_to_num(np.where(np.isnan(theta), mean, theta))
+    centre = theta.mean(axis=0)  # [L, T]
+    shape = (y.shape[0], *y.shape[2:])
+    fitted = n.sum(axis=1) > 0
+    # only cells with reference evidence are fitted (most concepts lack most capabilities); the
+    # others keep the prior: the capability's mean item
+    c, lang, t = np.nonzero(fitted)
+    y_f, n_f = y[c, :, lang, t], n[c, :, lang, t]  # [I, K]
+    x_f = (theta - centre)[:, lang, t].T  # [I, K]
+    centre_f = centre[lang, t]
+    slope_f, intercept_f = np.ones(len(c)), centre_f.copy()
+    prior_a, prior_d = 1.0 / slope_sd**2, 1.0 / intercept_sd**2
+    for _ in range(iterations):
+        p = sigmoid(slope_f[:, None] * x_f + intercept_f[:, None])
+        resid, info = y_f - n_f * p, n_f * p * (1 - p)
+        g_a = (x_f * resid).sum(axis=1) - (slope_f - 1.0) * prior_a
+        g_d = resid.sum(axis=1) - (intercept_f - centre_f) * prior_d
+        h_aa = (x_f * x_f * info).sum(axis=1) + prior_a
+        h_ad = (x_f * info).sum(axis=1)
+        h_dd = info.sum(axis=1) + prior_d
+        det = h_aa * h_dd - h_ad**2
+        step_a = (h_dd * g_a - h_ad * g_d) / det
+        step_d = (h_aa * g_d - h_ad * g_a) / det
+        # damping: a logit step of at most 2 keeps the first iterations from overshooting
+        scale = np.minimum(1.0, 2.0 / np.maximum(np.abs(step_a), np.abs(step_d)).clip(1e-12))
+        slope_f += scale * step_a
+        intercept_f += scale * step_d
+        if len(c) == 0 or np.max(np.abs(np.r_[scale * step_a, scale * step_d])) < 1e-7:
+            break
+    slope, intercept = np.ones(shape), np.broadcast_to(centre, shape).copy()
+    slope[c, lang, t], intercept[c, lang, t] = slope_f, intercept_f
+    covariance = np.zeros((*shape, 2, 2))
+    covariance[..., 0, 0], covariance[..., 1, 1] = slope_sd**2, intercept_sd**2
+    if len(c):
+        covariance[c, lang, t] = (
+            np.stack([np.stack([h_dd, -h_ad], axis=-1), np.stack([-h_ad, h_aa], axis=-1)], axis=-2)
+            / det[:, None, None]
+        )
+    return ItemModel(slope, intercept, centre, covariance, fitted=fitted)
+
+
+def reference_abilities(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """theta [K, L, T]: logit of each reference's full-benchmark capability score."""
+    return logit(full_scores(numerator, denominator))
+
+
+def irt_sizes(
+    numerator: np.ndarray,
+    denominator: np.ndarray,
+    stats: ConceptStats,
+    items: ItemModel,
+    estimator: str = "ht",
+) -> np.ndarray:
+    """Size measure per concept [C] for the `irt` plan: sqrt of the expected squared influence of
+    the concept on the bilingual HCQ total, averaged over the reference generators as stand-ins
+    for the new one. Under the item model a cell with n valid questions contributes
+    E[(num - S den)^2] = phi n P (1 - P) + n^2 (P - S)^2: binomial noise (times the
+    capability's overdispersion phi, `overdispersion`) plus the item's departure from the
+    capability's mean, the latter de-biased for the fit's own noise (its Laplace variance is
+    subtracted, so items that only look hard by chance do not attract the plan), scaled by
+    (w / D)^2, its weight in the total over the capability's full-benchmark evidence.
+    Probability proportional to this size is the variance-minimising (Neyman) choice for the
+    Hajek total. For the model-assisted estimator (`estimator="greg"`) the departure is what the
+    model predicts, so the size is the expected squared GREG residual instead: the same noise,
+    the item's prediction error (its Laplace logit variance, by the delta method) and the
+    valid count's departure from the references' mean, times (P - S)^2."""
+    num, den = np.asarray(numerator, float), np.asarray(denominator, float)  # [C, K, L, T]
+    totals = den.sum(axis=0)  # [K, L, T]
+    scores = np.nan_to_num(full_scores(num, den))
+    theta = reference_abilities(num, den)
+    # a reference without evidence in a cell (a small release) stands at the item's centre
+    theta = np.where(np.isnan(theta), items.centre[None], theta)
+    p = items.probability(theta)
+    x = (theta - items.centre)[None]
+    cov = items.covariance[:, None]  # [C, 1, L, T, 2, 2]
+    logit_var = x * x * cov[..., 0, 0] + 2 * x * cov[..., 0, 1] + cov[..., 1, 1]
+    noise = overdispersion(num, den)[None] * den * p * (1 - p)
+    if estimator == "greg":
+        mean_den = den.mean(axis=1, keepdims=True)
+        expected = (
+            noise + den**2 * (p * (1 - p)) ** 2 * logit_var
+            + (p - scores[None]) ** 2 * (den - mean_den) ** 2
+        )  # fmt: skip
+    else:
+        departure = np.maximum((p - scores[None]) ** 2 - (p * (1 - p)) ** 2 * logit_var, 0.0)
+        expected = noise + den**2 * departure
+    available = (totals > 0).any(axis=0)
+    weight = design_weights(available, stats)  # [L, T]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = np.where(totals > 0, weight**2 / totals**2, 0.0)
+    variance = (expected * scaled[None]).sum(axis=(2, 3)).mean(axis=1)  # [C]
+    return np.sqrt(variance)
+
+
+def overdispersion(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """phi [K, L, T]: the observed variance of a concept's residual num - S den over its binomial
+    variance den S (1 - S). About 1 for yes/no questions; above 1 for transcription scores, where
+    a target's characters fail together (a block missed or misread as a whole)."""
+    scores = np.nan_to_num(full_scores(numerator, denominator))
+    residual = numerator - scores[None] * denominator
+    binomial = (denominator * scores * (1 - scores)).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi = np.where(binomial > 0, (residual**2).sum(axis=0) / binomial, 1.0)
+    return np.maximum(phi, 1.0)
