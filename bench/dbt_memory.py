@@ -112,7 +112,9 @@ def node_peaks(samples: RssSamples, run_results: Path, top: int = 12) -> list[di
 
 def measured(build: Callable[[], float], target: Path) -> tuple[float, list[dict], float]:
     """Run `build` (a dbt build writing `target`/run_results.json) while sampling: its result,
-    the nodes by peak, and the sampled peak RSS in MB."""
+    the nodes by peak, and the sampled peak RSS in MB. The samples are kept in
+    `target`/rss_samples.json for a closer look."""
     with sampling_dbt_rss() as samples:
         seconds = build()
+    (target / "rss_samples.json").write_text(json.dumps(samples.points))
     return seconds, node_peaks(samples, target / "run_results.json"), round(samples.peak_mb())

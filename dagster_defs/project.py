@@ -4,9 +4,12 @@ Nothing here runs at import: `prepared_dbt_project()` is called by the Definitio
 (`dagster_defs.definitions.defs`), i.e. whenever Dagster, the CLI demo or a test loads the
 definitions. It re-parses under `dagster dev` (dagster-dbt's `prepare_if_dev`) and elsewhere when
 the manifest is missing or older than any file dbt parses, so the asset graph always matches the
-dbt project without a parse on every import.
+dbt project without a parse on every import. Processes that load the definitions at once (a
+webserver and a daemon, parallel test workers) take turns at that check, so none reads a manifest
+another is writing.
 """
 
+import fcntl
 import os
 import sys
 from pathlib import Path
@@ -51,7 +54,11 @@ def prepared_dbt_project() -> DbtProject:
     """The project with a manifest that matches its files (`dbt parse` only when needed)."""
     project = dbt_project()
     _put_dbt_on_path()
-    project.prepare_if_dev()  # `dagster dev`: always re-parse, as dagster-dbt intends
-    if manifest_is_stale(project):
-        project.preparer.prepare(project)
+    lock = Path(project.project_dir) / "target" / ".prepare.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        project.prepare_if_dev()  # `dagster dev`: always re-parse, as dagster-dbt intends
+        if manifest_is_stale(project):
+            project.preparer.prepare(project)
     return project

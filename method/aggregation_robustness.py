@@ -33,6 +33,10 @@ SHORT_PROMPT_MAX_QUESTIONS = 3
 # Table 3's scale: 1,000 concepts, averaged over 200 random subsamples.
 SUBSAMPLE_CONCEPTS = 1000
 SUBSAMPLES = 200
+# the columns of int_prompt_sufficient_stats that `robustness_table` reads (its model projects them)
+ROBUSTNESS_COLUMNS = (
+    "prompt_id", "concept_id", "model_id", "language", "capability", "n_valid", "n_questions",
+)  # fmt: skip
 
 
 def variance_ratio(counts: Sequence[int]) -> float:

@@ -269,6 +269,13 @@ def percentile_interval(
 # -- inputs from the warehouse (dbt Python models pass DuckDB relations' Arrow tables) ----------
 
 
+# The columns of int_prompt_sufficient_stats that `stats_from_arrow` reads (`masked=False` also
+# reads the unmasked counts): a dbt model projects them before reading, since at 10x paper scale
+# the whole table is gigabytes of columns nothing here uses (bench/RESULTS.md, "10x").
+STATS_COLUMNS = ("concept_id", "model_id", "language", "capability", "score_num", "score_den")
+UNMASKED_STATS_COLUMNS = (*STATS_COLUMNS, "n_questions", "n_yes")
+
+
 def columns_from_arrow(table) -> dict:
     """Numeric columns of an Arrow table as numpy arrays; string columns stay Arrow (`encode`)."""
     return {

@@ -1,14 +1,18 @@
 """Shared test helpers: build a warehouse from a bundle with the real loader and a real dbt build
-(through the app's one dbt runner), read it, run the console script as a user does, require the
-shared test data, and the independent references of Eq. 3."""
+(through the app's one dbt runner), copy a built warehouse, read it, run the CLI as a user does
+(the console script in a child process, or its `main()` in this one), require the shared test
+data, and the independent references of Eq. 3."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from itertools import permutations
 from pathlib import Path
 
@@ -19,6 +23,29 @@ from qct2i.dbt_runner import DbtFailed, run_dbt
 
 _SESSION_DBT_TARGET = Path(tempfile.mkdtemp(prefix="qct2i-dbt-target-"))
 
+# The running test's tiers (tests/conftest.py sets them before its fixtures run); None outside
+# a pytest run, where nothing is checked.
+RUNNING_TIERS: set[str] | None = None
+
+
+@contextlib.contextmanager
+def session_world() -> Iterator[None]:
+    """Building a session world (tests/conftest.py): whichever test first asks for it, which
+    the collection check already requires to be `dbt` or `e2e`."""
+    global RUNNING_TIERS
+    saved, RUNNING_TIERS = RUNNING_TIERS, None
+    try:
+        yield
+    finally:
+        RUNNING_TIERS = saved
+
+
+def require_tier(what: str, *tiers: str) -> None:
+    """Fail a test that `what` (builds, runs the console) without being marked for it, so that
+    `pytest -m unit` (`make test-fast`) never builds."""
+    if RUNNING_TIERS is not None and not RUNNING_TIERS & set(tiers):
+        pytest.fail(f"this test {what}: mark it {' or '.join(tiers)} (tests/conftest.py)")
+
 
 def dbt_build(
     warehouse: Path,
@@ -28,6 +55,7 @@ def dbt_build(
 ) -> None:
     """`dbt build` (every model and test, or `select`) against `warehouse`, as a user runs it;
     `command="run"` skips the data tests."""
+    require_tier("runs dbt", "dbt", "e2e")
     try:
         run_dbt(command, warehouse, select=select, target_path=_SESSION_DBT_TARGET, extra=extra)
     except DbtFailed as failure:
@@ -48,6 +76,15 @@ def build_warehouse(
     return warehouse
 
 
+def copy_warehouse(built: Path, folder: Path, name: str = "w.duckdb") -> Path:
+    """A copy of a built warehouse file (a session template) for a test that writes: `folder`
+    gets the published file only, never a working copy or a lock."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / name
+    shutil.copyfile(built, copy)
+    return copy
+
+
 def query(warehouse: Path, sql: str) -> list[tuple]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         return con.sql(sql).fetchall()
@@ -64,9 +101,33 @@ def cli_env(warehouse: Path, **extra: str) -> dict[str, str]:
 
 def run_cli(args: list[str], warehouse: Path, **env: str) -> subprocess.CompletedProcess:
     """`qct2i ARGS` in a child process against `warehouse` (extra environment in `env`)."""
+    require_tier("runs the console script", "e2e")
     return subprocess.run(
         [QCT2I, *args], env=cli_env(warehouse, **env), capture_output=True, text=True, timeout=600
     )
+
+
+def run_main(args: list[str], warehouse: Path) -> subprocess.CompletedProcess:
+    """`qct2i ARGS` through the CLI's `main()` in this process, against `warehouse`: what the
+    console script would print and return, without a child's start-up. An exception escapes as
+    itself (the console script would have printed a traceback). The environment is restored."""
+    from qct2i.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = os.environ.get("QCT2I_WAREHOUSE")
+    os.environ["QCT2I_WAREHOUSE"] = str(warehouse)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(args)
+            except SystemExit as exit_:  # argparse refusing the arguments
+                code = exit_.code if isinstance(exit_.code, int) else 2
+    finally:
+        if saved is None:
+            os.environ.pop("QCT2I_WAREHOUSE", None)
+        else:
+            os.environ["QCT2I_WAREHOUSE"] = saved
+    return subprocess.CompletedProcess(["qct2i", *args], code, out.getvalue(), err.getvalue())
 
 
 def publish_bundle(bundle: Path, warehouse: Path) -> Path:

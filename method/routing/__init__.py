@@ -33,6 +33,7 @@ from method.routing.decisions import (
 )
 from method.routing.evidence import (
     EPS_GRID,
+    EVIDENCE_COLUMNS,
     N_FOLDS,
     UNIFORM_DRAWS,
     EpsilonSearch,
@@ -69,6 +70,7 @@ from method.routing.predict import TIE_TOLERANCE, choose, cost_ranks, hcq_frac, 
 __all__ = [
     "EPSILON_SCHEMA",
     "EPS_GRID",
+    "EVIDENCE_COLUMNS",
     "FRONTIER_SCHEMA",
     "N_FOLDS",
     "PAIRED_SCHEMA",

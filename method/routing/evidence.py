@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from method.bootstrap import encode
 from method.routing.predict import TIE_TOLERANCE, choose, cost_ranks, hcq_frac, predict_quality
@@ -24,6 +25,11 @@ from method.taxonomy import Taxonomy
 EPS_GRID: tuple[float, ...] = tuple(round(0.005 * i, 3) for i in range(21))
 N_FOLDS = 5
 UNIFORM_DRAWS = 100
+
+
+# The columns of int_router_request_evidence that `Evidence.from_arrow` reads: the router's dbt
+# models project them (the table has twice as many, gigabytes at 10x paper scale).
+EVIDENCE_COLUMNS = ("model_id", "prompt_id", "capability", "score_num", "score_den")
 
 
 @dataclass
@@ -68,7 +74,7 @@ class Evidence:
         prompts = tuple(req["prompt_id"])
         concepts = tuple(sorted(set(req["concept_id"])))
         languages = tuple(sorted(set(req["language"])))
-        models = tuple(sorted(set(evidence["model_id"].to_pylist())))
+        models = tuple(sorted(pc.unique(evidence["model_id"]).to_pylist()))
         cost_of = dict(
             zip(
                 generators["model_id"].to_pylist(),

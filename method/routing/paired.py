@@ -9,7 +9,7 @@ the numpy twin (`method.hcq`) because it scores every draw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -72,6 +72,21 @@ def routed_concept_sums(ev: Evidence, choice: np.ndarray, by_concept) -> tuple:
     num = (by_concept @ ev.num[choice, requests]).reshape(shape)
     den = (by_concept @ ev.den[choice, requests]).reshape(shape)
     return num, den
+
+
+def mean_routed_sums(ev: Evidence, choices: Iterable[np.ndarray], by_concept) -> tuple:
+    """The routed sums averaged over several choices (the uniform router's draws), as running
+    totals: holding every draw's (C, L, T) sums at once took gigabytes at 10x paper scale. Adding
+    in draw order, then dividing, is what numpy's mean over a stacked first axis does, to the
+    bit."""
+    total_num = total_den = None
+    n = 0
+    for choice in choices:
+        num, den = routed_concept_sums(ev, choice, by_concept)
+        total_num = num if total_num is None else np.add(total_num, num, out=total_num)
+        total_den = den if total_den is None else np.add(total_den, den, out=total_den)
+        n += 1
+    return total_num / n, total_den / n
 
 
 def choices_by_group(ev: Evidence, table: pa.Table, key: str) -> dict:
@@ -137,15 +152,9 @@ def paired_differences(
         r: routed_concept_sums(ev, c, by_concept)
         for r, c in choices_by_group(ev, decisions, "router").items()
     }
-    random_sums = [
-        routed_concept_sums(ev, c, by_concept)
-        for c in choices_by_group(ev, random_draws, "draw").values()
-    ]
-    if random_sums:
-        sums["uniform_random"] = (
-            np.mean([n for n, _ in random_sums], axis=0),
-            np.mean([d for _, d in random_sums], axis=0),
-        )
+    random_choices = choices_by_group(ev, random_draws, "draw").values()
+    if random_choices:
+        sums["uniform_random"] = mean_routed_sums(ev, random_choices, by_concept)
     weights = multinomial_concept_weights(len(ev.concepts), draws, seed)
     point = {r: bilingual_from_sums(n.sum(0), d.sum(0), ev.taxonomy) for r, (n, d) in sums.items()}
     boot = {r: bootstrap_bilingual(n, d, weights, ev.taxonomy) for r, (n, d) in sums.items()}

@@ -70,17 +70,16 @@ def validation_cases(
             )  # fmt: skip
             for budget, seed in ((b, s) for b in budgets for s in seeds):
                 plan = make_plan(strategy, budget, seed, planner, design)
-                if True:
-                    est = estimate(
-                        estimator, stats.numerator[:, m], stats.denominator[:, m], plan, stats,
-                        predictor, available,
-                    )  # fmt: skip
-                    cases.append(
-                        ValidationCase(
-                            strategy_label(strategy, estimator), budget, seed, m, truth[m, si],
-                            est.total[si], est.ci_lo[si], est.ci_hi[si], estimator,
-                        )
-                    )  # fmt: skip
+                est = estimate(
+                    estimator, stats.numerator[:, m], stats.denominator[:, m], plan, stats,
+                    predictor, available,
+                )  # fmt: skip
+                cases.append(
+                    ValidationCase(
+                        strategy_label(strategy, estimator), budget, seed, m, truth[m, si],
+                        est.total[si], est.ci_lo[si], est.ci_hi[si], estimator,
+                    )
+                )  # fmt: skip
         if progress:
             progress(f"held out {stats.model_ids[m]}")
     return cases

@@ -8,8 +8,10 @@ import pytest
 
 from dagster_defs.definitions import defs
 from ingestion.bundle.format import write_bundle
-from tests.helpers import query
+from tests.helpers import copy_warehouse, query
 from tests.worlds.hand import hand_bundle_tables, write_hand_bundle
+
+pytestmark = pytest.mark.dbt  # import_and_build runs dbt through Dagster
 
 # Hand-counted from tests/worlds/hand.py: 2 generators x (7 + 2 questions) x 2 languages.
 RECORDS = 36
@@ -88,24 +90,24 @@ def test_the_report_asset_wrote_the_file_it_names(run):
     assert 'data-chart="leaderboard-bilingual"' in path.read_text()
 
 
-def test_an_append_through_dagster_adds_a_generator_and_says_how_many_rows(tmp_path):
-    """The import asset's `append` config: the hand bundle, then a copy of its evidence under new
-    model ids appended; raw/judgments holds both and its metadata counts the rows added."""
+def test_an_append_through_dagster_adds_a_generator_and_says_how_many_rows(
+    hand_published, tmp_path
+):
+    """The import asset's `append` config: on the published hand warehouse (a copy of the
+    session's), a copy of its evidence under new model ids appended; raw/judgments holds both and
+    its metadata counts the rows added."""
     tables = hand_bundle_tables()
     for name in ("judgments", "transcriptions"):
         for row in tables[name]:
             row["model_id"] += "-v2"
     write_bundle(tmp_path / "v2", tables)
-    first = write_hand_bundle(tmp_path / "bundle")
+    warehouse = copy_warehouse(hand_published, tmp_path, "qct2i.duckdb")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("QCT2I_WAREHOUSE", str(tmp_path / "qct2i.duckdb"))
+        patch.setenv("QCT2I_WAREHOUSE", str(warehouse))
         job = defs().resolve_job_def("import_and_build")
-        for folder, append in ((first, False), (tmp_path / "v2", True)):
-            config = {"folder": str(folder), "append": append}
-            result = job.execute_in_process(
-                run_config={"ops": {"import_bundle": {"config": config}}}
-            )
-            assert result.success
+        config = {"folder": str(tmp_path / "v2"), "append": True}
+        result = job.execute_in_process(run_config={"ops": {"import_bundle": {"config": config}}})
+        assert result.success
     metadata = {
         e.asset_key.to_user_string(): e.event_specific_data.materialization.metadata
         for e in result.get_asset_materialization_events()
@@ -115,17 +117,14 @@ def test_an_append_through_dagster_adds_a_generator_and_says_how_many_rows(tmp_p
     assert metadata["marts/fct_hcq_leaderboard"]["dagster/row_count"].value == 4 * 4
 
 
-def test_a_refused_append_fails_the_run_with_the_problems(tmp_path):
-    first = write_hand_bundle(tmp_path / "bundle")
+def test_a_refused_append_fails_the_run_with_the_problems(hand_published, tmp_path):
     tables = hand_bundle_tables()
     tables["judgments"][0]["p_yes"] = 0.5  # contradicts the stored 0.9 / 0.1 / null
     write_bundle(tmp_path / "changed", tables)
+    warehouse = copy_warehouse(hand_published, tmp_path, "qct2i.duckdb")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("QCT2I_WAREHOUSE", str(tmp_path / "qct2i.duckdb"))
+        patch.setenv("QCT2I_WAREHOUSE", str(warehouse))
         job = defs().resolve_job_def("import_and_build")
-        job.execute_in_process(
-            run_config={"ops": {"import_bundle": {"config": {"folder": str(first)}}}}
-        )
         config = {"folder": str(tmp_path / "changed"), "append": True}
         with pytest.raises(dg.Failure, match=r"judgments.jsonl:1: judgment \(prompt_id"):
             job.execute_in_process(run_config={"ops": {"import_bundle": {"config": config}}})

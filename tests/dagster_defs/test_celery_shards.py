@@ -30,7 +30,7 @@ import pytest
 from dagster_defs.assets.generation import FAIL_AFTER_ENV, GPU_POOL, generation_assets
 from tests.helpers import running_under_ci
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e  # Redis, two Celery workers, a killed worker
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

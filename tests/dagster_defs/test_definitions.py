@@ -21,6 +21,8 @@ from ingestion.backends.drivers.shards import SHARDS_ENV
 from ingestion.paths import PROJECT_ROOT, SEEDS_DIR
 from tests.helpers import query
 
+pytestmark = pytest.mark.dbt  # `defs()` parses the dbt project; the demo job builds it
+
 SNAPSHOT = Path(__file__).with_name("asset_keys.snapshot.txt")
 AREAS = {"scoring", "structure", "reliability", "routing", "subsets", "judges", "evidence"}
 AREA_LAYERS = ("intermediate", "marts")  # staging and semantic (the time spine) are layer groups

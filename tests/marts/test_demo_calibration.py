@@ -5,14 +5,11 @@ The demo warehouse is the session's one (`demo_warehouse` in tests/conftest.py).
 
 from __future__ import annotations
 
-import pytest
-
 from tests.helpers import query
 
 TOLERANCE_POINTS = 3.0
 
 
-@pytest.mark.slow
 def test_demo_leaderboard_matches_table2(demo_warehouse):
     warehouse = demo_warehouse
     # Table 2 is a seed in the same warehouse; unpivot the leaderboard to compare view by view.
@@ -41,7 +38,6 @@ def test_demo_leaderboard_matches_table2(demo_warehouse):
     assert all(d <= TOLERANCE_POINTS for d in deviations.values()), worst
 
 
-@pytest.mark.slow
 def test_demo_router_tells_table4s_story(demo_warehouse):
     """Table 4 (issue 13): Q-Profile-C matches ERNIE-Image's bilingual score (within 0.3 points)
     for clearly less GPU-s/MP, and Q-Profile-Q scores above every fixed generator. The paper's

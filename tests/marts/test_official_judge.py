@@ -49,9 +49,9 @@ def root(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def hand_alone(root):
-    folder = bundle(root / "hand", hand_bundle_tables())
-    return build_warehouse(folder, root / "hand.duckdb", LEADERBOARD, ONLY_SELECTED_TESTS)
+def hand_alone(hand_published):
+    """The hand bundle with its one judge (the session's hand warehouse; read only here)."""
+    return hand_published
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,6 @@ from ingestion.sources.simulator import (
 )
 from tests.helpers import build_warehouse as build_project_warehouse
 from tests.helpers import query
-from tests.worlds.hand import write_hand_bundle
 
 TWIN, ORIGINAL, FAR = "qwen-image", "ernie-image", "hidream-i1"
 SCOPES = ("en", "zh", "bilingual")
@@ -59,9 +58,9 @@ def twin_world(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def hand_world(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hand_reliability")
-    return build_warehouse(write_hand_bundle(root / "bundle"), root / "hand.duckdb")
+def hand_world(hand_published):
+    """The session's hand warehouse (every mart built; read only here)."""
+    return hand_published
 
 
 @pytest.mark.parametrize("world", ["twin_world", "hand_world"])

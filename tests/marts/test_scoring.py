@@ -11,9 +11,9 @@ MARTS = ("fct_question_records", "fct_capability_scores", "fct_hcq_leaderboard")
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hand")
-    return build_warehouse(write_hand_bundle(root / "bundle"), root / "hand.duckdb")
+def warehouse(hand_published):
+    """The session's hand warehouse (imported and built once; read only here)."""
+    return hand_published
 
 
 def leaderboard(warehouse, model_id, scope):
@@ -107,10 +107,10 @@ def test_hcq_totals_by_hand(warehouse):
     assert leaderboard(warehouse, "m1", "en")[8] == "transcription"
 
 
-def test_without_transcriptions_text_falls_back_to_judgments(tmp_path):
-    warehouse = build_warehouse(
-        write_hand_bundle(tmp_path / "bundle", with_transcriptions=False), tmp_path / "w.duckdb"
-    )
+def test_without_transcriptions_text_falls_back_to_judgments(
+    hand_published_without_transcriptions,
+):
+    warehouse = hand_published_without_transcriptions
     total, *_, text_evidence = leaderboard(warehouse, "m1", "en")
     # m1 en text questions: q6 yes, q7 no (both valid under q4 = yes), cB q2 no -> 1/3.
     assert text_evidence == "judgment"

@@ -12,7 +12,6 @@ from tests.worlds.dsg import load_dsg, write_dsg_bundle
 
 pytestmark = [
     pytest.mark.usefixtures("dsg_1k_path"),  # tests/conftest.py: a skip, or a failure under CI
-    pytest.mark.slow,  # about a minute: 1,060 prompts through the structure models
 ]
 
 

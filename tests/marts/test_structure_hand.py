@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import build_structure_warehouse, query
-from tests.worlds.hand import write_hand_bundle
+from tests.helpers import query
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hand_structure")
-    return build_structure_warehouse(write_hand_bundle(root / "bundle"), root / "hand.duckdb")
+def warehouse(hand_published):
+    """The session's hand warehouse (every mart built; read only here)."""
+    return hand_published
 
 
 def test_component_exactness_root_survival_descendant_completion(warehouse):

@@ -15,8 +15,6 @@ from scipy.stats import spearmanr
 from ingestion.sources.simulator import SimulationConfig, load_generators, simulate
 from tests.helpers import build_structure_warehouse, query
 
-pytestmark = pytest.mark.slow  # several simulated worlds through dbt: a few minutes
-
 ALL_MODELS = [g["model_id"] for g in load_generators()]
 
 

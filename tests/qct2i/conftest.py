@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import publish_bundle
-from tests.worlds.hand import write_hand_bundle
+from tests.helpers import copy_warehouse
 
 
 @pytest.fixture
-def published(tmp_path) -> Path:
-    """A warehouse published from the hand bundle (with transcriptions)."""
-    return publish_bundle(write_hand_bundle(tmp_path / "a"), tmp_path / "w.duckdb")
+def published(hand_published, tmp_path) -> Path:
+    """A copy of the session's published hand warehouse (with transcriptions), to write into."""
+    return copy_warehouse(hand_published, tmp_path)

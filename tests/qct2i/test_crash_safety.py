@@ -9,7 +9,6 @@ and `qct2i build` run.
 from __future__ import annotations
 
 import random
-import shutil
 import signal
 import subprocess
 import time
@@ -19,7 +18,7 @@ import duckdb
 import pytest
 
 from ingestion.bundle.format import write_bundle
-from tests.helpers import QCT2I, cli_env, publish_bundle, run_cli
+from tests.helpers import QCT2I, cli_env, copy_warehouse, run_cli
 from tests.worlds.hand import hand_bundle_tables, write_hand_bundle
 
 BOARD = (
@@ -37,24 +36,18 @@ def published_state(warehouse: Path) -> tuple[str, list[tuple]]:
 
 
 @pytest.fixture(scope="module")
-def worlds(tmp_path_factory) -> dict:
-    """The old evidence published once (copied for each test) and the new evidence's board."""
-    root = tmp_path_factory.mktemp("crash")
-    old_bundle = write_hand_bundle(root / "old")
-    new_bundle = write_hand_bundle(root / "new", with_transcriptions=False)
-    boards = {}
-    for name, bundle in (("old", old_bundle), ("new", new_bundle)):
-        boards[name] = published_state(publish_bundle(bundle, root / name / "w.duckdb"))
+def worlds(tmp_path_factory, hand_published, hand_published_without_transcriptions) -> dict:
+    """The old evidence published (the session's hand warehouse, which each test copies through
+    `published`), the new evidence's bundle, and the board each of the two builds."""
+    new_bundle = write_hand_bundle(
+        tmp_path_factory.mktemp("crash") / "new", with_transcriptions=False
+    )
+    boards = {
+        "old": published_state(hand_published),
+        "new": published_state(hand_published_without_transcriptions),
+    }
     assert boards["old"][1] != boards["new"][1]
-    return {"old_file": root / "old" / "w.duckdb", "new_bundle": new_bundle, "boards": boards}
-
-
-@pytest.fixture
-def published(worlds, tmp_path) -> Path:
-    """A copy of the old build (here in place of tests/qct2i/conftest.py's fresh build)."""
-    warehouse = tmp_path / "w.duckdb"
-    shutil.copyfile(worlds["old_file"], warehouse)
-    return warehouse
+    return {"old_file": hand_published, "new_bundle": new_bundle, "boards": boards}
 
 
 def assert_old_or_new_whole(warehouse: Path, worlds: dict) -> str:
@@ -148,8 +141,7 @@ def appended(worlds, tmp_path_factory) -> dict:
             row["model_id"] = f"{row['model_id']}-v2"
     bundle = root / "bundle"
     write_bundle(bundle, tables)
-    clean = root / "w.duckdb"
-    shutil.copyfile(worlds["old_file"], clean)
+    clean = copy_warehouse(worlds["old_file"], root)
     before = raw_state(clean)
     done = run_cli(["import", "--append", str(bundle)], clean)
     assert done.returncode == 0, done.stderr

@@ -24,8 +24,6 @@ from ingestion.sources.simulator import (
 from reporting.fingerprints import mart_fingerprints
 from tests.helpers import query, run_cli
 
-pytestmark = pytest.mark.slow
-
 NEWCOMER = "newcomer"
 CONCEPTS = 120
 

@@ -17,17 +17,16 @@ import pytest
 
 from ingestion.paths import PROJECT_ROOT
 from qct2i.dbt_runner import run_dbt
-from tests.helpers import publish_bundle, query
-from tests.worlds.hand import write_hand_bundle
+from tests.helpers import copy_warehouse, query
 
 MF = Path(sys.executable).parent / "mf"
 TOLERANCE = 1e-9
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("metrics-world")
-    return publish_bundle(write_hand_bundle(root / "a"), root / "w.duckdb")
+def warehouse(hand_published, tmp_path_factory) -> Path:
+    """A copy of the session's published hand warehouse."""
+    return copy_warehouse(hand_published, tmp_path_factory.mktemp("metrics-world"))
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import publish_bundle, run_cli, running_under_ci
-from tests.worlds.hand import write_hand_bundle
+from tests.helpers import copy_warehouse, run_cli, running_under_ci
 
 SMALL_WORLD = ["--concepts", "24", "--seed", "3"]  # small, yet every structure mart has rows
 
@@ -36,9 +35,9 @@ def demo_run(tmp_path_factory) -> DemoRun:
 
 
 @pytest.fixture(scope="module")
-def hand_warehouse(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("report-hand")
-    return publish_bundle(write_hand_bundle(root / "bundle"), root / "w.duckdb")
+def hand_warehouse(hand_published, tmp_path_factory) -> Path:
+    """A copy of the session's published hand warehouse (`qct2i report` writes beside it)."""
+    return copy_warehouse(hand_published, tmp_path_factory.mktemp("report-hand"))
 
 
 def _require(found: object, what: str) -> None:

@@ -14,6 +14,8 @@ from reporting.html_report import OPTIONAL_MARTS, REPORT_MARTS, write_report
 from tests.helpers import query, run_cli
 from tests.reporting.conftest import visit_offline
 
+pytestmark = pytest.mark.e2e  # `qct2i demo` and `qct2i report`, read in headless Chromium
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Every chart issue 13 asks for, by the id the report gives it (languages: en, zh).

@@ -89,11 +89,9 @@ from ingestion.sources.simulator.outcomes import (
     LATENCY_LOG_SIGMA,
     OCR_SPURIOUS_BLOCK_RATE,
     OCR_UNAVAILABLE_RANGE,
-    _transcribe,
 )
 from ingestion.sources.simulator.simulation import SimulationConfig, SimulationSummary, simulate
 from ingestion.sources.simulator.vocabulary import (
-    _SPURIOUS,
     ATTRIBUTES,
     ENTITIES,
     RELATIONS,
@@ -106,8 +104,6 @@ from ingestion.sources.simulator.vocabulary import (
 )
 from ingestion.sources.simulator.world import MAX_TARGETS_PER_PROMPT, SOURCES, SourceProfile
 from method.bootstrap import rng_for  # the keyed stream every part draws from
-
-# `_transcribe` and `_SPURIOUS` are here for the simulator's tests
 
 __all__ = [
     "ATTRIBUTES",
@@ -133,12 +129,10 @@ __all__ = [
     "TEXT_CARRIERS",
     "TEXT_CARRIER_CAPABILITY",
     "TEXT_TARGETS",
-    "_SPURIOUS",
     "Rates",
     "SimulationConfig",
     "SimulationSummary",
     "SourceProfile",
-    "_transcribe",
     "calibrated_rates",
     "capability_offsets",
     "load_generators",

@@ -6,7 +6,7 @@ A dbt Python model because the replicates are one matrix product of concept-coun
 per-concept sufficient statistics (`method.bootstrap.reliability_draws`), not SQL re-run per draw.
 """
 
-from method.bootstrap import reliability_draws
+from method.bootstrap import STATS_COLUMNS, reliability_draws
 from method.dbt_vars import var_int, var_list
 
 
@@ -15,7 +15,9 @@ def model(dbt, session):
     draws = var_int(dbt.config.get("draws"))
     seed = var_int(dbt.config.get("seed"))
     bilingual = var_list(dbt.config.get("bilingual_languages"))
-    stats = dbt.ref("int_prompt_sufficient_stats").to_arrow_table()
+    stats = (
+        dbt.ref("int_prompt_sufficient_stats").project(", ".join(STATS_COLUMNS)).to_arrow_table()
+    )
     capabilities = dbt.ref("capabilities").to_arrow_table()
     capability_scores = dbt.ref("int_capability_scores").to_arrow_table()
     return reliability_draws(

@@ -8,13 +8,15 @@ own judgments never reach its decision (the oracle, an upper bound, excepted). T
 `method.routing.decisions_table`.
 """
 
-from method.routing import decisions_table
+from method.routing import EVIDENCE_COLUMNS, decisions_table
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
     # dbt finds refs only in plain assignments, so each is read on its own line
-    evidence = dbt.ref("int_router_request_evidence").to_arrow_table()
+    evidence = (
+        dbt.ref("int_router_request_evidence").project(", ".join(EVIDENCE_COLUMNS)).to_arrow_table()
+    )
     requests = dbt.ref("int_router_requests").to_arrow_table()
     capabilities = dbt.ref("capabilities").to_arrow_table()
     generators = dbt.ref("int_generators").to_arrow_table()

@@ -3,7 +3,7 @@
 `fct_router_paired` presents it."""
 
 from method.dbt_vars import var_float, var_int, var_list
-from method.routing import paired_table
+from method.routing import EVIDENCE_COLUMNS, paired_table
 
 
 def model(dbt, session):
@@ -13,7 +13,9 @@ def model(dbt, session):
     margin = var_float(dbt.config.get("margin_points"))
     references = var_list(dbt.config.get("reference_models"))
     # dbt finds refs only in plain assignments, so each is read on its own line
-    evidence = dbt.ref("int_router_request_evidence").to_arrow_table()
+    evidence = (
+        dbt.ref("int_router_request_evidence").project(", ".join(EVIDENCE_COLUMNS)).to_arrow_table()
+    )
     requests = dbt.ref("int_router_requests").to_arrow_table()
     capabilities = dbt.ref("capabilities").to_arrow_table()
     generators = dbt.ref("int_generators").to_arrow_table()

@@ -5,6 +5,7 @@ A dbt Python model because the estimate re-weights per-concept sufficient statis
 plan's inclusion probabilities, which the item model fitted on the references gives, and (the
 default `greg` estimator) adds that model's predictions (`method.subsets.subset_estimates`)."""
 
+from method.bootstrap import STATS_COLUMNS
 from method.dbt_vars import var_list
 from method.subsets import subset_estimates
 
@@ -14,7 +15,9 @@ def model(dbt, session):
     strategy = str(dbt.config.get("strategy"))
     estimator = str(dbt.config.get("estimator"))
     bilingual = var_list(dbt.config.get("bilingual_languages"))
-    stats = dbt.ref("int_prompt_sufficient_stats").to_arrow_table()
+    stats = (
+        dbt.ref("int_prompt_sufficient_stats").project(", ".join(STATS_COLUMNS)).to_arrow_table()
+    )
     covered = dbt.ref("int_prompt_coverage").to_arrow_table()
     capabilities = dbt.ref("capabilities").to_arrow_table()
     capability_scores = dbt.ref("int_capability_scores").to_arrow_table()

@@ -5,6 +5,7 @@ scope or the one language of a single-language release. agg_subset_validation pr
 Every plan and estimate is a selection of per-concept sufficient statistics
 (`method.subsets.subset_validation`): seconds at demo scale, no SQL per plan."""
 
+from method.bootstrap import STATS_COLUMNS
 from method.dbt_vars import var_int, var_list
 from method.subsets import subset_validation
 
@@ -13,7 +14,9 @@ def model(dbt, session):
     dbt.config(materialized="table")
     seeds = var_int(dbt.config.get("seeds"))
     bilingual = var_list(dbt.config.get("bilingual_languages"))
-    stats = dbt.ref("int_prompt_sufficient_stats").to_arrow_table()
+    stats = (
+        dbt.ref("int_prompt_sufficient_stats").project(", ".join(STATS_COLUMNS)).to_arrow_table()
+    )
     covered = dbt.ref("int_prompt_coverage").to_arrow_table()
     capabilities = dbt.ref("capabilities").to_arrow_table()
     capability_scores = dbt.ref("int_capability_scores").to_arrow_table()

@@ -75,6 +75,7 @@ def test_a_generator_row_is_replaced_not_repeated(tmp_path):
     assert rows[0]["hub_id"] == "lens-t2i/Lens" and rows[0]["revision"] == "rev-1"
 
 
+@pytest.mark.dbt
 def test_a_measured_cost_reaches_the_router(tmp_path):
     """A simulated bundle of two generators; lens gets a calibrated cost. The router's input
     (fct_router_profiles) carries it as `measured`; flux1-dev keeps the mean over its images,

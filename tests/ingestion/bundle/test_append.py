@@ -286,6 +286,7 @@ def test_an_unlisted_generator_is_refused_once_generators_are_listed(tmp_path, h
     ]
 
 
+@pytest.mark.e2e
 def test_cli_append_refuses_a_contradiction_without_a_traceback(tmp_path, hand):
     warehouse = tmp_path / "qct2i.duckdb"
     imported = run_cli(["import", str(write_bundle_dir(tmp_path / "b", hand))], warehouse)
@@ -307,6 +308,7 @@ def test_cli_append_refuses_a_contradiction_without_a_traceback(tmp_path, hand):
     assert "nothing new" in again.stdout
 
 
+@pytest.mark.e2e
 def test_cli_replace_model_needs_append(tmp_path, hand):
     refused = run_cli(
         ["import", "--replace-model", "x", str(write_bundle_dir(tmp_path / "b", hand))],
@@ -460,6 +462,7 @@ def test_a_warehouse_stored_before_judges_gains_the_columns_on_append(tmp_path, 
     assert raw_tables(warehouse) == raw_tables(reference)
 
 
+@pytest.mark.e2e
 def test_cli_replace_judge(tmp_path, hand):
     warehouse = tmp_path / "qct2i.duckdb"
     second = write_bundle_dir(tmp_path / "s", by_judge(hand, SECOND))

@@ -1,6 +1,7 @@
 """The bad-input catalogue (issue 12): every class of broken input the importer refuses, each
-through `read_bundle` and through `qct2i import` as a user runs it, and the classes it normalises
-instead. README "What the importer refuses" lists the same classes with the same messages.
+through `read_bundle` and through `qct2i import` (the CLI's `main()`; three classes through the
+console script as a user runs it), and the classes it normalises instead. docs/refusals.md lists
+the same classes with the same messages (tests/test_docs.py checks it).
 
 Rules of CONTRACTS.md that test_bundle.py already covers are not repeated here. Expected lines are
 positions in test_bundle.GOOD's lists, counted from 1.
@@ -24,7 +25,7 @@ import pytest
 
 from ingestion.bundle import load_bundle, read_bundle
 from ingestion.bundle.format import TABLES, is_safe_id, write_bundle
-from tests.helpers import require_test_data, run_cli
+from tests.helpers import require_test_data, run_cli, run_main
 from tests.ingestion.bundle.test_bundle import (
     GOOD,
     TAXONOMY,
@@ -169,7 +170,7 @@ class Refused:
     build: Build
     file: str
     line: int | None
-    reason: str  # the invariant part of the reason, which README quotes
+    reason: str  # the invariant part of the reason, which docs/refusals.md quotes
 
     def __str__(self) -> str:
         return self.name
@@ -446,19 +447,42 @@ def test_read_bundle_refuses_with_file_line_and_reason(tmp_path, refusal):
     assert_problem(the_problem(tmp_path), refusal.file, refusal.line, refusal.reason)
 
 
-@pytest.mark.parametrize("refusal", CATALOGUE, ids=str)
-def test_qct2i_import_refuses_with_a_message_and_no_traceback(tmp_path, refusal):
-    bundle, warehouse = tmp_path / "bundle", tmp_path / "wh" / "w.duckdb"
+def assert_import_refused(refusal: Refused, folder: Path, run) -> None:
+    """`qct2i import` (through `run`) exits 2 naming the problem, with no traceback, and writes
+    no warehouse."""
+    bundle, warehouse = folder / "bundle", folder / "wh" / "w.duckdb"
     bundle.mkdir()
     refusal.build(bundle)
 
-    refused = run_cli(["import", str(bundle)], warehouse)
+    refused = run(["import", str(bundle)], warehouse)
 
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert f"{where(refusal)}: " in refused.stderr, refused.stderr
     assert refusal.reason in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stdout + refused.stderr
     assert not list(warehouse.parent.glob("*.duckdb")), "a refused bundle wrote a warehouse"
+
+
+@pytest.mark.parametrize("refusal", CATALOGUE, ids=str)
+def test_qct2i_import_refuses_with_a_message_and_no_traceback(tmp_path, refusal):
+    """Every class through the CLI's `main()` in this process (an exception would escape)."""
+    assert_import_refused(refusal, tmp_path, run_main)
+
+
+# a line of a JSONL file, a row of a Parquet file and a whole file, as a user runs the command
+THROUGH_THE_CONSOLE_SCRIPT = (
+    "id with ../",
+    "invalid UTF-8 (Parquet string)",
+    "folder where a file should be",
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "refusal", [r for r in CATALOGUE if r.name in THROUGH_THE_CONSOLE_SCRIPT], ids=str
+)
+def test_the_console_script_refuses_with_a_message_and_no_traceback(tmp_path, refusal):
+    assert_import_refused(refusal, tmp_path, run_cli)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -637,6 +661,7 @@ print("peak_rss_growth_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss 
 ROW_START = b'{"prompt_id": "p1", "model_id": "m1", "question_id": "q1", "answer": "'
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("well_formed", [True, False], ids=["row", "garbage"])
 def test_a_100_mb_line_is_refused_by_its_length_in_bounded_memory(tmp_path, well_formed):
     size = 100 << 20

@@ -30,6 +30,8 @@ from ingestion.sources.simulator import (
     parse_scale,
     simulate,
 )
+from ingestion.sources.simulator.outcomes import _transcribe
+from ingestion.sources.simulator.vocabulary import _SPURIOUS
 
 STRUCTURE_MODELS = ("ernie-image", "flux1-dev")
 
@@ -565,8 +567,8 @@ def test_planted_coupling(tmp_path, coupling, balanced):
 def test_rendering_errors_cost_exactly_the_replaced_units():
     """A rendering's UTF-16 edit distance is the UTF-16 length of the characters it replaced."""
     targets = [[t] for t in simulator.TEXT_TARGETS] * 30
-    read = simulator._transcribe(np.random.default_rng(5), targets, 0.5, 0.0, balanced=False)
-    spurious = set(simulator._SPURIOUS)
+    read = _transcribe(np.random.default_rng(5), targets, 0.5, 0.0, balanced=False)
+    spurious = set(_SPURIOUS)
     for [target], (status, blocks) in zip(targets, read, strict=True):
         assert status == "ok"
         [rendered] = [b for b in blocks if not set(b) <= spurious]
@@ -595,7 +597,6 @@ def test_text_score_is_recovered(world_tables, world):
         assert 1 - d / length == pytest.approx(expected, abs=0.02), (model, lang)
 
 
-@pytest.mark.slow
 def test_demo_scale_recovers_table2(demo_bundle):
     """On the session's demo bundle (`demo_bundle` in tests/conftest.py: DEMO_CONCEPTS, seed 0)."""
     summary = demo_bundle
