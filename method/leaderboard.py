@@ -48,12 +48,12 @@ def leaderboards_by_judge(
     stats_table,
     capabilities_table,
     score_sources_table,
-    languages: Sequence[str],
+    languages_table,
     bilingual_languages: Sequence[str] = ("en", "zh"),
 ) -> pa.Table:
     """One leaderboard per judge of `stats_table` (rows `judge_id`, `model_id`, `language`,
-    `capability`, `score_num`, `score_den`, e.g. `int_judge_prompt_stats`), scoped over
-    `languages` (the languages of the warehouse's prompts). `score_sources_table` is
+    `capability`, `score_num`, `score_den`, e.g. `int_judge_prompt_stats`), scoped over the
+    `language` values of `languages_table` (the warehouse's prompts). `score_sources_table` is
     `int_capability_score_sources` (which capability is scored from transcriptions)."""
     taxonomy = Taxonomy.from_arrow(capabilities_table)
     sources = dict(
@@ -64,7 +64,7 @@ def leaderboards_by_judge(
     )
     is_text = np.array([sources.get(c) == "transcription" for c in taxonomy.capabilities])
     text_evidence = "transcription" if is_text.any() else "judgment"
-    languages = tuple(sorted(languages))
+    languages = tuple(sorted(set(languages_table.column("language").to_pylist())))
     columns = columns_from_arrow(stats_table)
     judges, j_idx = encode(columns["judge_id"])
     rows: list[dict] = []

@@ -9,6 +9,7 @@ module and the coupling bootstrap (`method.structure.coupling_draws`) read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -125,7 +126,7 @@ def _effects_table(model, prompt, effect, value, n_strata) -> dict[str, np.ndarr
 
 
 def coupling_prompt_effects(
-    pairs: pa.Table | CouplingInputs, records: pa.Table | None = None
+    pairs: TableSource | CouplingInputs, records: TableSource | None = None
 ) -> pa.Table:
     """Arrow glue around `coupling_effects` for the dbt model int_coupling_prompt_effects.
 
@@ -176,18 +177,43 @@ class CouplingInputs(NamedTuple):
     codes: dict
 
 
-def as_inputs(pairs: pa.Table | CouplingInputs, records: pa.Table | None) -> CouplingInputs:
-    """The estimators take int_question_pairs and the records as Arrow tables, or their arrays
-    already built: a caller that builds them first (the dbt models) lets the Arrow tables go
-    before the heavy part (2.3 GB at 10x paper scale)."""
+# A table, or a function that reads it: the dbt models hand over readers, so the library holds one
+# Arrow table at a time and lets it go once its arrays are built (together they were gigabytes at
+# 10x paper scale).
+TableSource = pa.Table | Callable[[], pa.Table]
+
+
+def read_source(source: TableSource) -> pa.Table:
+    return source() if callable(source) else source
+
+
+def as_inputs(pairs: TableSource | CouplingInputs, records: TableSource | None) -> CouplingInputs:
+    """The estimators take int_question_pairs and the records (as tables or readers), or their
+    arrays already built (`coupling_inputs`)."""
     if isinstance(pairs, CouplingInputs):
         return pairs
     return coupling_inputs(pairs, records)
 
 
-def coupling_inputs(pairs: pa.Table, records: pa.Table) -> CouplingInputs:
+class _QuestionIndex(NamedTuple):
+    """Where a (prompt, question) sits in the outcome matrix: the records' prompt and question
+    universes and the sorted combined keys of the matrix's columns."""
+
+    prompts: tuple[str, ...]
+    question_ids: tuple[str, ...]
+    keys: np.ndarray
+
+
+def coupling_inputs(pairs: TableSource, records: TableSource) -> CouplingInputs:
     """Outcome matrix (models, questions), model ids, pair endpoints and pair codes, from
-    int_question_pairs (PAIR_COLUMNS) and the records (RECORD_COLUMNS: native outcome)."""
+    int_question_pairs (PAIR_COLUMNS) and the records (RECORD_COLUMNS: native outcome), the
+    records read first."""
+    outcomes, model_ids, index = _outcome_matrix(read_source(records))
+    endpoints, codes = _pair_arrays(read_source(pairs), index)
+    return CouplingInputs(outcomes, model_ids, endpoints, codes)
+
+
+def _outcome_matrix(records: pa.Table) -> tuple[np.ndarray, np.ndarray, _QuestionIndex]:
     # A question is (prompt, question id): integer codes of each, combined, index the outcome
     # matrix. (Joined string keys took ~2 GB at 10x paper scale; an index is only an address.)
     prompt_universe, record_prompt = encode(records["prompt_id"])
@@ -198,18 +224,25 @@ def coupling_inputs(pairs: pa.Table, records: pa.Table) -> CouplingInputs:
     y = pc.cast(records["outcome"], pa.float64()).to_numpy(zero_copy_only=False)
     outcomes = np.full((len(model_ids), len(questions)), np.nan)
     outcomes[record_model, record_q] = y  # null -> NaN
+    return outcomes, model_ids, _QuestionIndex(prompt_universe, question_universe, questions)
+
+
+def _pair_arrays(pairs: pa.Table, index: _QuestionIndex) -> tuple[tuple, dict]:
+    """The pairs' endpoints (columns of the outcome matrix) and their codes."""
 
     def endpoint(column: str) -> np.ndarray:
         try:
-            _, prompt = encode(pairs["prompt_id"], prompt_universe)
-            _, question = encode(pairs[column], question_universe)
+            _, prompt = encode(pairs["prompt_id"], index.prompts)
+            _, question = encode(pairs[column], index.question_ids)
         except ValueError:
             raise ValueError(f"pairs name questions without records ({column})") from None
-        key = prompt * len(question_universe) + question
-        index = np.searchsorted(questions, key)
-        if index.size and not np.array_equal(questions[np.minimum(index, len(questions) - 1)], key):
+        key = prompt * len(index.question_ids) + question
+        questions = index.keys
+        position = np.searchsorted(questions, key)
+        clipped = np.minimum(position, len(questions) - 1)
+        if position.size and not np.array_equal(questions[clipped], key):
             raise ValueError(f"pairs name questions without records ({column})")
-        return index
+        return position
 
     prompt_ids, pair_prompt = _object_codes(pairs["prompt_id"])
     # Arrow's dictionary codes, not a numpy object array: at 10x paper scale that is 16 M objects
@@ -225,7 +258,7 @@ def coupling_inputs(pairs: pa.Table, records: pa.Table) -> CouplingInputs:
         "context": pair_context,
         "stratum": pair_stratum,
     }
-    return CouplingInputs(outcomes, model_ids, endpoints, codes)
+    return endpoints, codes
 
 
 def _object_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from method.structure.coupling import (
     CONTRASTS,
     DISC,
     CouplingInputs,
+    TableSource,
     as_inputs,
     dense_codes,
 )
@@ -311,8 +312,8 @@ DEFAULT_EXACT_BUDGET = 300_000_000
 
 
 def coupling_bootstrap(
-    pairs: pa.Table | CouplingInputs,
-    records: pa.Table | None = None,
+    pairs: TableSource | CouplingInputs,
+    records: TableSource | None = None,
     *,
     draws: int,
     seed: int,
@@ -443,8 +444,8 @@ COUPLING_INTERVALS_SCHEMA = pa.schema(
 
 
 def coupling_intervals(
-    pairs: pa.Table | CouplingInputs,
-    records: pa.Table | None = None,
+    pairs: TableSource | CouplingInputs,
+    records: TableSource | None = None,
     *,
     draws: int,
     seed: int,

@@ -594,3 +594,36 @@ def test_auto_coupling_bootstrap_is_exact_within_the_budget_and_linearised_beyon
         assert got.keys() == exact.keys()
         for key, row in got.items():
             assert row == expected[key[0]][key], (budget, key)
+
+
+def test_coupling_inputs_take_readers_and_read_the_records_first():
+    """The dbt models hand over readers (a zero-argument function returning the table): the
+    arrays are those the tables give, and the records are read before the pairs, so only one
+    table is held at a time."""
+    pairs, records = random_coupling_world(3)
+    read = []
+
+    def reader(name, table):
+        def read_table():
+            read.append(name)
+            return table
+
+        return read_table
+
+    from_tables = coupling_inputs(pairs, records)
+    from_readers = coupling_inputs(reader("pairs", pairs), reader("records", records))
+
+    assert read == ["records", "pairs"]
+    np.testing.assert_array_equal(from_readers.outcomes, from_tables.outcomes)
+    np.testing.assert_array_equal(from_readers.model_ids, from_tables.model_ids)
+    for got, want in zip(from_readers.endpoints, from_tables.endpoints, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert from_readers.codes.keys() == from_tables.codes.keys()
+    for key, want in from_tables.codes.items():
+        got = from_readers.codes[key]
+        for got_part, want_part in zip(
+            got if isinstance(got, tuple) else (got,),
+            want if isinstance(want, tuple) else (want,),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(got_part, want_part)

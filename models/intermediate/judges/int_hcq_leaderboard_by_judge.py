@@ -23,6 +23,6 @@ def model(dbt, session):
         stats,
         capabilities,
         score_sources,
-        languages=languages.column("language").to_pylist(),
+        languages,
         bilingual_languages=bilingual,
     )

@@ -11,7 +11,7 @@ it in points.
 """
 
 from method.dbt_vars import var_int
-from method.structure import PAIR_COLUMNS, RECORD_COLUMNS, coupling_inputs, coupling_intervals
+from method.structure import PAIR_COLUMNS, RECORD_COLUMNS, coupling_intervals
 
 
 def model(dbt, session):
@@ -24,11 +24,15 @@ def model(dbt, session):
     # record-level outcome matrix, and run side by side they took 17 GB at 10x paper scale
     # (bench/RESULTS.md, "10x paper scale"); one after the other, the larger of the two.
     dbt.ref("int_coupling_prompt_effects")
-    # The Arrow tables live only while their arrays are built (see method.structure.as_inputs).
-    inputs = coupling_inputs(
-        dbt.ref("int_question_pairs").project(", ".join(PAIR_COLUMNS)).to_arrow_table(),
-        dbt.ref("int_question_validity").project(", ".join(RECORD_COLUMNS)).to_arrow_table(),
-    )
+    pairs = dbt.ref("int_question_pairs").project(", ".join(PAIR_COLUMNS))
+    records = dbt.ref("int_question_validity").project(", ".join(RECORD_COLUMNS))
+    # readers, not tables: the library holds one Arrow table at a time, only while its arrays
+    # are built (method.structure.coupling.TableSource)
     return coupling_intervals(
-        inputs, draws=draws, seed=seed, method=method, exact_budget=exact_budget
+        pairs.to_arrow_table,
+        records.to_arrow_table,
+        draws=draws,
+        seed=seed,
+        method=method,
+        exact_budget=exact_budget,
     )

@@ -7,14 +7,13 @@ the (language, context, stratum) totals minus the cell's own counts. The same in
 tests live in `method.structure.coupling_effects`.
 """
 
-from method.structure import PAIR_COLUMNS, RECORD_COLUMNS, coupling_inputs, coupling_prompt_effects
+from method.structure import PAIR_COLUMNS, RECORD_COLUMNS, coupling_prompt_effects
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    # The Arrow tables live only while their arrays are built (see method.structure.as_inputs).
-    inputs = coupling_inputs(
-        dbt.ref("int_question_pairs").project(", ".join(PAIR_COLUMNS)).to_arrow_table(),
-        dbt.ref("int_question_validity").project(", ".join(RECORD_COLUMNS)).to_arrow_table(),
-    )
-    return coupling_prompt_effects(inputs)
+    pairs = dbt.ref("int_question_pairs").project(", ".join(PAIR_COLUMNS))
+    records = dbt.ref("int_question_validity").project(", ".join(RECORD_COLUMNS))
+    # readers, not tables: the library holds one Arrow table at a time, only while its arrays
+    # are built (method.structure.coupling.TableSource)
+    return coupling_prompt_effects(pairs.to_arrow_table, records.to_arrow_table)
