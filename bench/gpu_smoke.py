@@ -821,7 +821,7 @@ WRITER_PROMPTS = (
 
 
 def step_question_construction(config: SmokeConfig) -> dict:
-    run = require("ingestion.backends.api.question_contract", "run_question_construction")
+    run = require("ingestion.backends.drivers.question_runs", "run_question_construction")
     from dagster_defs.ml_resources import QuestionWriterResource
     from ingestion.bundle import default_capabilities
 

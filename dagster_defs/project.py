@@ -24,8 +24,14 @@ DBT_SOURCES = ("dbt_project.yml", "models", "macros", "seeds", "tests/dbt")
 
 
 def dbt_project() -> DbtProject:
-    """The project's description (paths only: reading it runs no dbt)."""
-    return DbtProject(project_dir=PROJECT_ROOT, profiles_dir=PROJECT_ROOT)
+    """The project's description (paths only: reading it runs no dbt). Its parse writes the
+    manifest whatever DBT_WRITE_JSON says (the tests turn JSON artifacts off): the asset graph is
+    read from it."""
+    return DbtProject(
+        project_dir=PROJECT_ROOT,
+        profiles_dir=PROJECT_ROOT,
+        prepare_project_cli_args=["parse", "--quiet", "--write-json"],
+    )
 
 
 def manifest_is_stale(project: DbtProject, sources: tuple[str, ...] = DBT_SOURCES) -> bool:

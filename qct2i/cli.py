@@ -255,7 +255,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
         copy = Path(tmp) / "catalog.duckdb"
         shutil.copyfile(warehouse, copy)
         try:
-            run_dbt("docs generate", copy, target_path=out, extra=("--static",))
+            # the site embeds manifest.json and catalog.json: written whatever DBT_WRITE_JSON says
+            run_dbt("docs generate", copy, target_path=out, extra=("--static", "--write-json"))
         except DbtFailed as failure:
             print(failure, file=sys.stderr)
             return 1

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ingestion.paths import PROJECT_ROOT
+from ingestion.paths import DBT_BUILD_EXCLUDES, PROJECT_ROOT
 
 
 def _die_with_parent() -> None:
@@ -59,7 +59,8 @@ def run_dbt(
     profiles_dir: Path = PROJECT_ROOT,
     echo: bool = False,
 ) -> subprocess.CompletedProcess:
-    """Run `dbt <command>` over the project against the DuckDB file `warehouse`.
+    """Run `dbt <command>` over the project against the DuckDB file `warehouse` (a `build`
+    without dbt's unit tests: `DBT_BUILD_EXCLUDES`).
 
     `target_path` keeps dbt's state (and logs) apart from other runs on the same checkout
     (default: the project's `target/` and `logs/`). `profiles_dir` replaces the project's
@@ -75,6 +76,8 @@ def run_dbt(
     argv += ["--target-path", str(target), "--log-path", str(logs)]
     if select:
         argv += ["--select", *select]
+    if command == "build":
+        argv += DBT_BUILD_EXCLUDES
     argv += list(extra)
     cached = _cached_parse(warehouse.name, extra, profiles_dir)
     _seed_parse(cached, target)

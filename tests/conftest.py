@@ -7,14 +7,19 @@ tests a tier (`TIERS_BY_FOLDER`), a module or test may add `dbt` or `e2e` itself
 test is `unit`. The helpers that build or run the console refuse to from a test whose tiers do not
 say so, and a test that asks for a built world must be `dbt` or `e2e`, so `-m unit` never builds.
 
-A test reads a session world as it is; a test that writes copies it first
-(`tests.helpers.copy_warehouse`): the session ends by checking that no test changed one.
+A world is built once per run (`build_once`: under pytest-xdist the workers share it). A test
+reads it as it is; a test that writes copies it first (`tests.helpers.copy_warehouse`): each
+worker's session ends by checking that no test changed one.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
+import pickle
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,9 +29,12 @@ from tests.helpers import publish_bundle, require_test_data
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
-# dbt's debug log file costs about a sixth of a small build; a failing run's output still reaches
-# the test (DbtFailed carries its tail)
+# dbt's debug log file costs about a sixth of a small build, its JSON artifacts (manifest.json,
+# run_results.json) about a tenth, and no test reads them (the runs that need them, `qct2i docs`
+# and MetricFlow's parse, ask with --write-json); a failing run's output still reaches the test
+# (DbtFailed carries its tail)
 os.environ.setdefault("DBT_LOG_LEVEL_FILE", "none")
+os.environ.setdefault("DBT_WRITE_JSON", "False")
 
 TIERS = ("unit", "dbt", "e2e")
 TIERS_BY_FOLDER = {
@@ -76,18 +84,46 @@ def dsg_1k_path() -> Path:
     return require_test_data(DSG_1K, "DSG-1k annotations")
 
 
+def _shared_root(tmp_path_factory) -> Path:
+    """The folder every worker of this run sees: under pytest-xdist each worker has its own base
+    temp folder inside the run's, which is the shared one."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def build_once(tmp_path_factory, name: str, build: Callable[[Path], object]):
+    """`build(folder)`'s result, built once per test run: the first worker to ask takes a lock
+    and builds into `<run temp>/shared-<name>/`; the others wait for it and read the result
+    (pickled beside it) instead of building the same world again."""
+    root = _shared_root(tmp_path_factory)
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.pickle"
+    with open(root / f"shared-{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            with helpers.session_world():
+                result = build(folder)
+            partial = done.with_suffix(".partial")
+            partial.write_bytes(pickle.dumps(result))
+            partial.replace(done)
+        return pickle.loads(done.read_bytes())
+
+
 @pytest.fixture(scope="session")
 def tiny_sd(tmp_path_factory):
     from ingestion.backends.tiny.models import build_tiny_stable_diffusion
 
-    return build_tiny_stable_diffusion(tmp_path_factory.mktemp("tiny") / "stable_diffusion")
+    return build_once(
+        tmp_path_factory, "tiny-sd", lambda f: build_tiny_stable_diffusion(f / "stable_diffusion")
+    )
 
 
 @pytest.fixture(scope="session")
 def tiny_vl(tmp_path_factory):
     from ingestion.backends.tiny.models import build_tiny_qwen3_vl
 
-    return build_tiny_qwen3_vl(tmp_path_factory.mktemp("tiny") / "qwen3_vl")
+    return build_once(tmp_path_factory, "tiny-vl", lambda f: build_tiny_qwen3_vl(f / "qwen3_vl"))
 
 
 @pytest.fixture(scope="session")
@@ -97,16 +133,19 @@ def demo_bundle(tmp_path_factory):
     from ingestion.sources.simulator import DEMO_CONCEPTS, SimulationConfig, simulate
 
     config = SimulationConfig(concepts=DEMO_CONCEPTS, seed=0)
-    return simulate(tmp_path_factory.mktemp("demo") / "bundle", config)
+    return build_once(tmp_path_factory, "demo-bundle", lambda f: simulate(f / "bundle", config))
 
 
 @pytest.fixture(scope="session")
-def demo_warehouse(demo_bundle) -> Path:
-    """The demo bundle imported and built with every dbt model and test, once per session."""
+def demo_warehouse(tmp_path_factory, demo_bundle) -> Path:
+    """The demo bundle imported and built with every dbt model and test, once per run."""
     from tests.helpers import build_warehouse
 
-    with helpers.session_world():
-        return build_warehouse(demo_bundle.out_dir, demo_bundle.out_dir.parent / "demo.duckdb")
+    return build_once(
+        tmp_path_factory,
+        "demo-warehouse",
+        lambda f: build_warehouse(demo_bundle.out_dir, f / "demo.duckdb"),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -116,13 +155,14 @@ def routing_world(tmp_path_factory) -> tuple[Path, Path]:
     from ingestion.bundle import load_bundle
     from tests.worlds.routing import dbt_build_routing, simulate_world
 
-    root = tmp_path_factory.mktemp("routing")
-    bundle = simulate_world(root / "bundle")
-    warehouse = root / "world.duckdb"
-    load_bundle(bundle, warehouse)
-    with helpers.session_world():
+    def build(root: Path) -> tuple[Path, Path]:
+        bundle = simulate_world(root / "bundle")
+        warehouse = root / "world.duckdb"
+        load_bundle(bundle, warehouse)
         dbt_build_routing(warehouse)
-    return bundle, warehouse
+        return bundle, warehouse
+
+    return build_once(tmp_path_factory, "routing", build)
 
 
 def _digest(path: Path) -> str:
@@ -146,13 +186,13 @@ def _template(path: Path, registered: dict) -> Path:
 @pytest.fixture(scope="session")
 def hand_published(tmp_path_factory, _unchanged_templates) -> Path:
     """The hand bundle (tests/worlds/hand.py) imported and built through the console script,
-    `qct2i import` then `qct2i build`: a published warehouse, built once per session."""
+    `qct2i import` then `qct2i build`: a published warehouse, built once per run."""
     from tests.worlds.hand import write_hand_bundle
 
-    root = tmp_path_factory.mktemp("hand-published")
-    with helpers.session_world():
-        warehouse = publish_bundle(write_hand_bundle(root / "bundle"), root / "w.duckdb")
-    return _template(warehouse, _unchanged_templates)
+    def build(root: Path) -> Path:
+        return publish_bundle(write_hand_bundle(root / "bundle"), root / "w.duckdb")
+
+    return _template(build_once(tmp_path_factory, "hand", build), _unchanged_templates)
 
 
 @pytest.fixture(scope="session")
@@ -160,8 +200,8 @@ def hand_published_without_transcriptions(tmp_path_factory, _unchanged_templates
     """The same without transcriptions (Text Content scored from the judgments), published."""
     from tests.worlds.hand import write_hand_bundle
 
-    root = tmp_path_factory.mktemp("hand-published-no-ocr")
-    bundle = write_hand_bundle(root / "bundle", with_transcriptions=False)
-    with helpers.session_world():
-        warehouse = publish_bundle(bundle, root / "w.duckdb")
-    return _template(warehouse, _unchanged_templates)
+    def build(root: Path) -> Path:
+        bundle = write_hand_bundle(root / "bundle", with_transcriptions=False)
+        return publish_bundle(bundle, root / "w.duckdb")
+
+    return _template(build_once(tmp_path_factory, "hand-no-ocr", build), _unchanged_templates)

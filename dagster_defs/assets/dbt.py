@@ -16,7 +16,7 @@ import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 from pydantic import Field
 
-from ingestion.paths import warehouse_path
+from ingestion.paths import DBT_BUILD_EXCLUDES, warehouse_path
 from ingestion.store.warehouse import (
     Warehouse,
     prepare_working_copy,
@@ -57,8 +57,10 @@ class DbtBuildConfig(dg.Config):
 
 
 def dbt_build_args(config: DbtBuildConfig) -> list[str]:
-    """`dbt build`, with `--vars` (JSON is valid YAML) when the run sets any."""
-    return ["build", "--vars", json.dumps(config.vars)] if config.vars else ["build"]
+    """`dbt build` without the unit tests (`DBT_BUILD_EXCLUDES`), with `--vars` (JSON is valid
+    YAML) when the run sets any."""
+    build = ["build", *DBT_BUILD_EXCLUDES]
+    return [*build, "--vars", json.dumps(config.vars)] if config.vars else build
 
 
 @contextlib.contextmanager

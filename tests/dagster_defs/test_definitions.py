@@ -110,10 +110,11 @@ def test_dbt_tests_are_asset_checks(graph):
 
 
 def test_dbt_vars_from_run_config_become_one_vars_argument():
-    assert dbt_build_args(DbtBuildConfig()) == ["build"]
+    assert dbt_build_args(DbtBuildConfig()) == ["build", "--exclude-resource-type", "unit_test"]
     args = dbt_build_args(DbtBuildConfig(vars={"router_seed": 7, "bilingual_languages": ["en"]}))
-    assert args[:2] == ["build", "--vars"] and len(args) == 3
-    assert yaml.safe_load(args[2]) == {"router_seed": 7, "bilingual_languages": ["en"]}
+    assert args[:4] == ["build", "--exclude-resource-type", "unit_test", "--vars"]
+    assert len(args) == 5
+    assert yaml.safe_load(args[4]) == {"router_seed": 7, "bilingual_languages": ["en"]}
 
 
 def test_importing_the_definitions_runs_no_dbt():

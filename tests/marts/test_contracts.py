@@ -13,7 +13,7 @@ from qct2i.dbt_runner import run_dbt
 @pytest.fixture(scope="module")
 def mart_nodes(tmp_path_factory) -> list[dict]:
     target = tmp_path_factory.mktemp("parse")
-    run_dbt("parse", target / "unused.duckdb", target_path=target)
+    run_dbt("parse", target / "unused.duckdb", target_path=target, extra=("--write-json",))
     manifest = json.loads((target / "manifest.json").read_text())
     return [
         node

@@ -12,7 +12,7 @@ import pytest
 
 from ingestion.bundle import load_bundle
 from ingestion.bundle.append import append_bundle
-from tests.helpers import dbt_build, query
+from tests.helpers import copy_warehouse, dbt_build, query
 from tests.marts.test_official_judge import bundle, second_judges_answers
 from tests.worlds.hand import hand_bundle_tables
 
@@ -26,10 +26,13 @@ COLUMNS = (
 
 @pytest.fixture(scope="module")
 def two_judges(tmp_path_factory):
+    """The hand bundle with a second judge's answers appended, the per-judge leaderboard (and
+    everything upstream) built with the default official judge. Tests copy it to rebuild."""
     root = tmp_path_factory.mktemp("by_judge")
     warehouse = root / "two-judges.duckdb"
     load_bundle(bundle(root / "hand", hand_bundle_tables()), warehouse)
     append_bundle(bundle(root / "second", second_judges_answers("second")), warehouse)
+    dbt_build(warehouse, BY_JUDGE, CAUTIOUS)
     return warehouse
 
 
@@ -61,8 +64,6 @@ def assert_same_board(numpy_rows: list[tuple], sql_rows: list[tuple]) -> None:
 
 
 def test_each_judge_has_a_leaderboard_and_the_official_rows_are_the_leaderboard(two_judges):
-    dbt_build(two_judges, BY_JUDGE, CAUTIOUS)
-
     official, second = board(two_judges, "default"), board(two_judges, "second")
     assert official == official_board(two_judges)  # exactly: the same rows
     assert len(second) == len(official) == 2 * 4  # two models x en, zh, pooled, bilingual
@@ -74,11 +75,11 @@ def test_each_judge_has_a_leaderboard_and_the_official_rows_are_the_leaderboard(
     assert sorted(flags) == [("default", True), ("second", False)]
 
 
-def test_a_judges_rows_equal_the_leaderboard_with_that_judge_official(two_judges):
-    dbt_build(two_judges, BY_JUDGE, CAUTIOUS)
+def test_a_judges_rows_equal_the_leaderboard_with_that_judge_official(two_judges, tmp_path):
     second_by_numpy, default_by_sql = board(two_judges, "second"), board(two_judges, "default")
+    rebuilt = copy_warehouse(two_judges, tmp_path, "two-judges.duckdb")
 
-    dbt_build(two_judges, BY_JUDGE, (*CAUTIOUS, "--vars", "{official_judge: second}"))
+    dbt_build(rebuilt, BY_JUDGE, (*CAUTIOUS, "--vars", "{official_judge: second}"))
 
-    assert_same_board(second_by_numpy, official_board(two_judges))
-    assert_same_board(board(two_judges, "default"), default_by_sql)
+    assert_same_board(second_by_numpy, official_board(rebuilt))
+    assert_same_board(board(rebuilt, "default"), default_by_sql)

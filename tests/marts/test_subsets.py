@@ -17,7 +17,7 @@ import pytest
 from ingestion.bundle import read_bundle, read_questions_file
 from ingestion.sources.simulator import SimulationConfig, simulate
 from reporting.leaderboard import format_leaderboard
-from tests.helpers import build_warehouse, dbt_build, query, run_cli
+from tests.helpers import build_warehouse, dbt_build, query, run_main
 
 MODELS = ("ernie-image", "qwen-image", "flux2-dev", "hidream-i1", "lens", "glm-image")
 NEW = "flux2-dev"
@@ -60,7 +60,7 @@ def world(tmp_path_factory):
     )
     a = build_warehouse(without_new, root / "a.duckdb", SUBSET_SELECTOR)
     plan_dir = root / "plan"
-    planned = run_cli(
+    planned = run_main(
         ["plan", "--budget", "0.2", "--strategy", "irt", "--seed", "3", "--out", str(plan_dir)], a
     )
     assert planned.returncode == 0, planned.stderr
@@ -124,7 +124,7 @@ def test_plan_folder_passes_the_bundle_rules(world, tmp_path):
 def test_plan_refuses_a_used_folder(world, tmp_path):
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "x.txt").write_text("keep me")
-    result = run_cli(["plan", "--budget", "0.1", "--out", str(tmp_path / "used")], world["a"])
+    result = run_main(["plan", "--budget", "0.1", "--out", str(tmp_path / "used")], world["a"])
     assert result.returncode == 2 and "not an empty folder" in result.stderr
     assert (tmp_path / "used" / "x.txt").read_text() == "keep me"
 
@@ -137,7 +137,7 @@ def test_plan_refuses_a_used_folder(world, tmp_path):
     ],
 )
 def test_plan_refuses_bad_arguments_with_a_message(world, tmp_path, args, reason):
-    result = run_cli(["plan", *args, "--out", str(tmp_path / "p")], world["a"])
+    result = run_main(["plan", *args, "--out", str(tmp_path / "p")], world["a"])
     assert result.returncode == 2 and reason in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "p").exists()
 
@@ -310,7 +310,7 @@ def test_validation_mart_on_the_fully_evaluated_generators(world):
 
 
 def adaptive(warehouse: Path, width: int, out: Path):
-    return run_cli(
+    return run_main(
         ["plan", "--strategy", "adaptive", "--model", NEW, "--budget", "0.1", "--seed", "3",
          "--target-rank-width", str(width), "--out", str(out)],
         warehouse,

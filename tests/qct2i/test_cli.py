@@ -6,13 +6,11 @@ from tests.helpers import query, run_cli
 from tests.worlds.hand import write_hand_bundle
 
 
-def test_import_build_and_leaderboard(tmp_path):
-    warehouse = tmp_path / "cli.duckdb"
-    bundle = write_hand_bundle(tmp_path / "bundle")
-    imported = run_cli(["import", str(bundle)], warehouse)
-    assert imported.returncode == 0, imported.stderr
-    built = run_cli(["build"], warehouse)
-    assert built.returncode == 0, built.stdout[-3000:]
+def test_import_build_and_leaderboard(hand_published):
+    """The session's hand warehouse is `qct2i import` then `qct2i build` of the hand bundle
+    through the console script (`publish_bundle` asserts both exit 0 and that the build
+    published); here what they built and what `qct2i leaderboard` prints of it."""
+    warehouse = hand_published
     assert query(
         warehouse,
         "select hcq_total from marts.fct_hcq_leaderboard "

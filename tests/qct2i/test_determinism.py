@@ -25,7 +25,7 @@ from reporting.fingerprints import mart_fingerprints
 from tests.helpers import query, run_cli
 
 NEWCOMER = "newcomer"
-CONCEPTS = 120
+CONCEPTS = 60
 
 
 def _seeds_with_a_14th_generator(folder):

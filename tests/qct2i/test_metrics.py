@@ -45,7 +45,7 @@ def mf_project(warehouse, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("mf-project")
     for name in ("dbt_project.yml", "profiles.yml"):
         (folder / name).symlink_to(PROJECT_ROOT / name)
-    run_dbt("parse", warehouse, target_path=folder / "target")
+    run_dbt("parse", warehouse, target_path=folder / "target", extra=("--write-json",))
     return folder
 
 

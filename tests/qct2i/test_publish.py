@@ -1,12 +1,15 @@
-"""Readers and writers (ingestion/store/warehouse.py through the console script): readers keep the
-published file, writers work on the working copy, take turns, and publish only a passing build."""
+"""Readers and writers (ingestion/store/warehouse.py through the console script): readers (DuckDB,
+and BI tools through SQLAlchemy) keep the published file, writers work on the working copy, take
+turns, and publish only a passing build."""
 
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import duckdb
+import sqlalchemy as sa
 
 from tests.helpers import QCT2I, cli_env, query, run_cli
 from tests.worlds.hand import write_hand_bundle
@@ -15,6 +18,10 @@ BOARD = (
     "select model_id, language_scope, hcq_total, text from marts.fct_hcq_leaderboard "
     "order by model_id, language_scope"
 )
+
+
+def bi_engine(warehouse: Path) -> sa.Engine:
+    return sa.create_engine(f"duckdb:///{warehouse}", connect_args={"read_only": True})
 
 
 def leaderboard(con: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -34,20 +41,47 @@ def stamp(warehouse: Path) -> dict:
 
 
 def test_a_reader_keeps_the_old_build_until_it_reconnects(published, tmp_path):
+    """A BI connection (SQLAlchemy over duckdb-engine, read-only, as BI tools connect) stays open
+    through an import and a build in other processes, and another connects during the build:
+    nothing waits for them, both read the published build meanwhile, and a new connection after
+    the build sees the new one. (One process holds one DuckDB configuration per file, so every
+    connection here goes through duckdb-engine until the last one, after they have all closed.)"""
     bundle_b = write_hand_bundle(tmp_path / "b", with_transcriptions=False)
-    reader = duckdb.connect(str(published), read_only=True)
-    before, first = leaderboard(reader), stamp(published)
+    first = stamp(published)
+    held_engine = bi_engine(published)
+    with held_engine.connect() as held:
+        before = [tuple(row) for row in held.execute(sa.text(BOARD))]
 
-    # the reader stays connected through import, build and publish: nothing waits for it
-    assert run_cli(["import", str(bundle_b)], published).returncode == 0
-    built = run_cli(["build"], published)
-    assert built.returncode == 0, built.stderr[-3000:]
+        # the reader stays connected through import, build and publish: nothing waits for it
+        assert run_cli(["import", str(bundle_b)], published).returncode == 0
+        build = subprocess.Popen(
+            [QCT2I, "build"], env=cli_env(published), stdout=subprocess.PIPE, text=True
+        )
+        lock = published.with_name("w.duckdb.lock")
+        deadline = time.monotonic() + 60
+        while not lock.read_text().strip() and time.monotonic() < deadline:  # the build's lock
+            time.sleep(0.05)
+        assert build.poll() is None, "the build ended before the BI tool connected"
+        during_engine = bi_engine(published)
+        with during_engine.connect() as bi:
+            marts = set(sa.inspect(bi).get_table_names(schema="marts"))
+            during = [tuple(row) for row in bi.execute(sa.text(BOARD))]
+        during_engine.dispose()
+        assert {"fct_hcq_leaderboard", "fct_router_paired", "fct_coupling"} <= marts
+        assert len(marts) >= 20
+        assert during == before  # the published build, not a half-built one
+        out, _ = build.communicate(timeout=600)  # read its output: a full pipe stalls the build
+        assert build.returncode == 0, out[-3000:]
 
-    assert leaderboard(reader) == before  # the old file, whole
-    reader.close()
-    with duckdb.connect(str(published), read_only=True) as fresh:
-        after = leaderboard(fresh)
+        assert [tuple(row) for row in held.execute(sa.text(BOARD))] == before  # the old file
+    held_engine.dispose()
+    after_engine = bi_engine(published)
+    with after_engine.connect() as bi:  # a new BI connection sees the new build
+        after = [tuple(row) for row in bi.execute(sa.text(BOARD))]
+    after_engine.dispose()
     assert after != before  # Text Content now comes from the judgments
+    with duckdb.connect(str(published), read_only=True) as fresh:
+        assert leaderboard(fresh) == after
     second = stamp(published)
     assert second["build_id"] != first["build_id"]
     # the stamp says which evidence built the file: the transcriptions went, the judgments stayed

@@ -573,29 +573,13 @@ def hidream_llama_folder(folder: Path) -> Path:
 # ------------------------------------------------------------------------------- GLM-Image
 
 GLM_SPECIALS = {"image_token": "<|image|>", "grid_bos_token": "<grid>", "grid_eos_token": "</grid>"}
+GLM_CODEBOOK, GLM_VISION_VOCAB = 64, 80  # prior codebook ids 0-63, then the image start/end ids
 
 
-def build_tiny_glm_image(folder: Path, seed: int = 0) -> Path:
-    """GlmImagePipeline: the autoregressive stage (a GlmImage model, text hidden 16, vision
-    vocabulary 80 whose ids 0-63 are the prior codebook; its end-of-image id is made
-    unreachable so the 258 prior tokens of a 32x32 image are always drawn), a ByT5 glyph encoder
-    (T5, d_model 32), a 4-block KL VAE (scale 8, as the real one: one prior token per 32 px) and
-    the DiT (2 layers of 2 heads of 8). The DiT embeds every id of the vision vocabulary: random
-    weights may sample the image start/end ids as prior tokens, which a trained model does not.
-    The processor's chat template is the tiny Qwen one (GLM's own is not available offline)."""
-    import torch
-    from diffusers import (
-        FlowMatchEulerDiscreteScheduler,
-        GlmImagePipeline,
-        GlmImageTransformer2DModel,
-    )
-    from transformers import (
-        ByT5Tokenizer,
-        GlmImageConfig,
-        GlmImageForConditionalGeneration,
-        GlmImageImageProcessorPil,
-        GlmImageProcessor,
-    )
+def _tiny_glm_processor():
+    """(the raw byte-level tokenizer, the GlmImageProcessor around it): the tiny Qwen chat
+    template, GLM's special tokens and `<sop>` as the start token."""
+    from transformers import GlmImageImageProcessorPil, GlmImageProcessor
 
     raw = train_byte_level_tokenizer()
     raw.add_special_tokens([*GLM_SPECIALS.values(), "<sop>"])
@@ -607,13 +591,19 @@ def build_tiny_glm_image(folder: Path, seed: int = 0) -> Path:
         tokenizer=tokenizer,
         chat_template=QWEN_CHAT_TEMPLATE,
     )
-    torch.manual_seed(seed)
-    codebook, vision_vocab = 64, 80
-    ar_model = GlmImageForConditionalGeneration(
+    return raw, processor
+
+
+def _tiny_glm_vision_language_model(raw):
+    """The autoregressive stage: text hidden 16, a 1-block vision tower and the VQ prior; its
+    end-of-image id is beyond the vision head, so it is never sampled."""
+    from transformers import GlmImageConfig, GlmImageForConditionalGeneration
+
+    return GlmImageForConditionalGeneration(
         GlmImageConfig(
             text_config={
                 "vocab_size": 512,
-                "vision_vocab_size": vision_vocab,
+                "vision_vocab_size": GLM_VISION_VOCAB,
                 "hidden_size": 16,
                 "intermediate_size": 32,
                 "num_hidden_layers": 1,
@@ -621,7 +611,7 @@ def build_tiny_glm_image(folder: Path, seed: int = 0) -> Path:
                 "num_key_value_heads": 1,
                 "max_position_embeddings": 1024,
                 "pad_token_id": raw.token_to_id("<|endoftext|>"),
-                "eos_token_id": vision_vocab + 1,  # beyond the vision head: never sampled
+                "eos_token_id": GLM_VISION_VOCAB + 1,  # beyond the vision head: never sampled
                 "rope_parameters": {
                     "rope_type": "default",
                     "rope_theta": 10000.0,
@@ -636,13 +626,19 @@ def build_tiny_glm_image(folder: Path, seed: int = 0) -> Path:
                 "image_size": 32,
                 "patch_size": 16,
             },
-            vq_config={"embed_dim": 16, "num_embeddings": codebook, "latent_channels": 16},
+            vq_config={"embed_dim": 16, "num_embeddings": GLM_CODEBOOK, "latent_channels": 16},
             image_token_id=raw.token_to_id(GLM_SPECIALS["image_token"]),
-            image_start_token_id=codebook,
-            image_end_token_id=codebook + 1,
+            image_start_token_id=GLM_CODEBOOK,
+            image_end_token_id=GLM_CODEBOOK + 1,
         )
     ).eval()
-    transformer = GlmImageTransformer2DModel(
+
+
+def _tiny_glm_transformer():
+    """The DiT: 2 layers of 2 heads of 8, embedding every id of the vision vocabulary."""
+    from diffusers import GlmImageTransformer2DModel
+
+    return GlmImageTransformer2DModel(
         patch_size=2,
         in_channels=4,
         out_channels=4,
@@ -652,10 +648,37 @@ def build_tiny_glm_image(folder: Path, seed: int = 0) -> Path:
         text_embed_dim=32,
         time_embed_dim=16,
         condition_dim=8,
-        prior_vq_quantizer_codebook_size=vision_vocab,  # any sampled id embeds
+        prior_vq_quantizer_codebook_size=GLM_VISION_VOCAB,  # any sampled id embeds
     )
+
+
+def _tiny_glm_vae():
+    """A 4-block KL VAE (scale 8, as the real one) with unit latent statistics."""
     vae = _tiny_vae_kl(4, blocks=4)
     vae.register_to_config(latents_mean=[0.0] * 4, latents_std=[1.0] * 4)
+    return vae
+
+
+def build_tiny_glm_image(folder: Path, seed: int = 0) -> Path:
+    """GlmImagePipeline: the autoregressive stage (a GlmImage model, text hidden 16, vision
+    vocabulary 80 whose ids 0-63 are the prior codebook; its end-of-image id is made
+    unreachable so the 258 prior tokens of a 32x32 image are always drawn), a ByT5 glyph encoder
+    (T5, d_model 32), a 4-block KL VAE (scale 8, as the real one: one prior token per 32 px) and
+    the DiT (2 layers of 2 heads of 8). The DiT embeds every id of the vision vocabulary: random
+    weights may sample the image start/end ids as prior tokens, which a trained model does not.
+    The processor's chat template is the tiny Qwen one (GLM's own is not available offline).
+
+    The parts are drawn from one torch seed in this order: the autoregressive stage, the DiT,
+    the VAE, the glyph encoder."""
+    import torch
+    from diffusers import FlowMatchEulerDiscreteScheduler, GlmImagePipeline
+    from transformers import ByT5Tokenizer
+
+    raw, processor = _tiny_glm_processor()
+    torch.manual_seed(seed)
+    ar_model = _tiny_glm_vision_language_model(raw)
+    transformer = _tiny_glm_transformer()
+    vae = _tiny_glm_vae()
     pipe = GlmImagePipeline(
         tokenizer=ByT5Tokenizer(),
         processor=processor,

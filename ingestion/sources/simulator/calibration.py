@@ -20,7 +20,8 @@ PAPER_CONCEPTS = 6573
 # independent draws every Table 2 view of every generator and language lands within 2 points
 # (1.43 at seed 0; seeds 0-4), except FLUX.1-dev zh relations (5.2 at seed 2, 2.7 at seed 3),
 # where masking leaves the fewest valid questions: 60-90 per relation capability
-# (tests/ingestion/sources/test_simulator.py recomputes the views from the bundle files at seed 0).
+# (tests/ingestion/sources/test_simulator_calibration.py recomputes the views from the bundle files
+# at seed 0).
 DEMO_CONCEPTS = 2500
 DEFAULT_COUPLING = 0.3
 DEFAULT_SPREAD = 0.5

@@ -15,7 +15,7 @@ from ingestion.bundle import BundleError, load_bundle
 from ingestion.bundle.append import append_bundle
 from ingestion.bundle.format import TABLES, write_bundle
 from ingestion.store.warehouse import Warehouse
-from tests.helpers import run_cli
+from tests.helpers import run_main
 from tests.worlds.hand import hand_bundle_tables
 
 
@@ -286,19 +286,18 @@ def test_an_unlisted_generator_is_refused_once_generators_are_listed(tmp_path, h
     ]
 
 
-@pytest.mark.e2e
 def test_cli_append_refuses_a_contradiction_without_a_traceback(tmp_path, hand):
     warehouse = tmp_path / "qct2i.duckdb"
-    imported = run_cli(["import", str(write_bundle_dir(tmp_path / "b", hand))], warehouse)
+    imported = run_main(["import", str(write_bundle_dir(tmp_path / "b", hand))], warehouse)
     assert imported.returncode == 0, imported.stderr
     changed = copy.deepcopy(hand)
     assert changed["judgments"][0]["p_yes"] != 0.5
     changed["judgments"][0]["p_yes"] = 0.5
 
-    refused = run_cli(
+    refused = run_main(
         ["import", "--append", str(write_bundle_dir(tmp_path / "c", changed))], warehouse
     )
-    again = run_cli(["import", "--append", str(tmp_path / "b")], warehouse)
+    again = run_main(["import", "--append", str(tmp_path / "b")], warehouse)
 
     assert refused.returncode == 2
     assert "Traceback" not in refused.stderr
@@ -308,9 +307,8 @@ def test_cli_append_refuses_a_contradiction_without_a_traceback(tmp_path, hand):
     assert "nothing new" in again.stdout
 
 
-@pytest.mark.e2e
 def test_cli_replace_model_needs_append(tmp_path, hand):
-    refused = run_cli(
+    refused = run_main(
         ["import", "--replace-model", "x", str(write_bundle_dir(tmp_path / "b", hand))],
         tmp_path / "qct2i.duckdb",
     )
@@ -462,19 +460,18 @@ def test_a_warehouse_stored_before_judges_gains_the_columns_on_append(tmp_path, 
     assert raw_tables(warehouse) == raw_tables(reference)
 
 
-@pytest.mark.e2e
 def test_cli_replace_judge(tmp_path, hand):
     warehouse = tmp_path / "qct2i.duckdb"
     second = write_bundle_dir(tmp_path / "s", by_judge(hand, SECOND))
-    needs_append = run_cli(["import", "--replace-judge", "second", str(second)], warehouse)
+    needs_append = run_main(["import", "--replace-judge", "second", str(second)], warehouse)
     assert needs_append.returncode == 2
     assert "--replace-judge only applies to an append import" in needs_append.stderr
-    imported = run_cli(["import", str(second)], warehouse)
+    imported = run_main(["import", str(second)], warehouse)
     assert imported.returncode == 0, imported.stderr
     rejudged = write_bundle_dir(tmp_path / "r", by_judge(hand, {**SECOND, "judge_revision": "r3"}))
 
-    refused = run_cli(["import", "--append", str(rejudged)], warehouse)
-    replaced = run_cli(
+    refused = run_main(["import", "--append", str(rejudged)], warehouse)
+    replaced = run_main(
         ["import", "--append", "--replace-judge", "second", str(rejudged)], warehouse
     )
 

@@ -1,60 +1,37 @@
 """The bad-input catalogue (issue 12): every class of broken input the importer refuses, each
 through `read_bundle` and through `qct2i import` (the CLI's `main()`; three classes through the
-console script as a user runs it), and the classes it normalises instead. docs/refusals.md lists
-the same classes with the same messages (tests/test_docs.py checks it).
+console script as a user runs it). docs/refusals.md lists the same classes with the same messages
+(tests/test_docs.py checks it).
 
-Rules of CONTRACTS.md that test_bundle.py already covers are not repeated here. Expected lines are
-positions in test_bundle.GOOD's lists, counted from 1.
+Rules of CONTRACTS.md that test_bundle_reading.py and test_bundle_checks.py already cover are not
+repeated here; the classes the importer normalises instead are in test_bundle_leniency.py. Expected
+lines are positions in the lists of GOOD (tests/worlds/good_bundle.py), counted from 1.
 """
 
 from __future__ import annotations
 
-import csv
-import json
-import re
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ingestion.bundle import load_bundle, read_bundle
-from ingestion.bundle.format import TABLES, is_safe_id, write_bundle
-from tests.helpers import require_test_data, run_cli, run_main
-from tests.ingestion.bundle.test_bundle import (
-    GOOD,
-    TAXONOMY,
+from ingestion.bundle.format import write_bundle
+from tests.helpers import run_cli, run_main
+from tests.worlds.good_bundle import (
+    Build,
     assert_problem,
     good,
     the_problem,
+    with_value,
     write,
 )
-
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
-DSG_DATA = PROJECT_ROOT.parent / "shared" / "data" / "dsg"
-
-Build = Callable[[Path], None]  # writes a (broken) bundle into an empty folder
-
 
 # ------------------------------------------------------------------------------------------------
 # Ways to break the good bundle
 # ------------------------------------------------------------------------------------------------
-
-
-def with_value(table: str, row: int, column: str, value, fmt: str = "jsonl") -> Build:
-    """GOOD with one value replaced, written by the project's own writer."""
-
-    def build(folder: Path) -> None:
-        tables = good()
-        tables[table][row - 1][column] = value
-        write(folder, tables, fmt)
-
-    return build
 
 
 def with_bytes(table: str, edit: Callable[[bytes], bytes], fmt: str = "jsonl") -> Build:
@@ -256,7 +233,8 @@ CATALOGUE = [
         6,
         "p_yes must be within [0, 1], got 1.5",
     ),
-    # answers: yes/no up to case and white space are normalised (test below); the rest refused
+    # answers: yes/no up to case and white space are normalised (test_bundle_leniency.py); the
+    # rest refused
     Refused(
         "answer '1'",
         with_value("judgments", 3, "answer", "1"),
@@ -483,231 +461,3 @@ THROUGH_THE_CONSOLE_SCRIPT = (
 )
 def test_the_console_script_refuses_with_a_message_and_no_traceback(tmp_path, refusal):
     assert_import_refused(refusal, tmp_path, run_cli)
-
-
-# ------------------------------------------------------------------------------------------------
-# Ids
-# ------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "bad_id",
-    ["..", "../../etc/passwd", "a..b", ".hidden", "-rf", "/abs", "C:evil", "a/b", "a b", " a", "é"],
-)
-def test_every_unsafe_id_is_refused(tmp_path, bad_id):
-    with_value("images", 2, "image_id", bad_id)(tmp_path)
-
-    problem = the_problem(tmp_path)
-
-    assert_problem(problem, "images.jsonl", 2, "is not a safe id")
-    assert json.dumps(bad_id, ensure_ascii=False) in problem.reason  # the id, quoted as JSON
-
-
-@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
-def test_ids_up_to_128_safe_characters_are_accepted(tmp_path, fmt):
-    longest, odd = "i" * 128, "0.v2_a-b"
-    tables = good()
-    tables["images"][0]["image_id"], tables["images"][1]["image_id"] = longest, odd
-
-    images = read_bundle(write(tmp_path, tables, fmt), TAXONOMY)["images"]
-
-    assert images["image_id"].to_pylist()[:2] == [longest, odd]
-
-
-def test_every_id_of_the_dsg_release_is_safe():
-    """The real third-party ids the project imports (DSG-1k, TIFA160, the VQA answers) pass."""
-    require_test_data(DSG_DATA, "DSG release data")
-    id_columns = ("item_id", "question_id", "proposition_id", "t2i_model", "source_id", "worker_id")
-    unsafe = set()
-    for path in sorted(DSG_DATA.rglob("*.csv")):
-        with path.open(newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                unsafe |= {
-                    (path.name, c, row[c])
-                    for c in id_columns
-                    if c in row and not is_safe_id(row[c])
-                }
-    assert not unsafe, sorted(unsafe)[:10]
-
-
-# ------------------------------------------------------------------------------------------------
-# What is normalised or accepted rather than refused
-# ------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
-def test_yes_and_no_are_normalised_up_to_case_and_white_space(tmp_path, fmt):
-    tables = good()
-    written = ["Yes ", "NO", "YES", " yes\t", "No", "\u00a0yes", "Yes", "yEs", None]
-    for row, answer in zip(tables["judgments"], written, strict=True):
-        row["answer"] = answer
-    folder = write(tmp_path / "b", tables, fmt)
-
-    answers = read_bundle(folder, TAXONOMY)["judgments"]["answer"].to_pylist()
-    load_bundle(folder, tmp_path / "w.duckdb", TAXONOMY)
-
-    expected = ["yes", "no", "yes", "yes", "no", "yes", "yes", "yes", None]
-    assert answers == expected
-    keys = [(r["prompt_id"], r["model_id"], r["question_id"]) for r in GOOD["judgments"]]
-    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
-        stored = con.execute(
-            "SELECT prompt_id, model_id, question_id, answer FROM raw.judgments"
-        ).fetchall()
-    assert sorted(stored) == sorted(
-        (*key, answer) for key, answer in zip(keys, expected, strict=True)
-    )
-
-
-def test_a_byte_order_mark_at_the_start_of_a_file_is_dropped(tmp_path):
-    folder = write(tmp_path / "bom", good())
-    for path in folder.glob("*.jsonl"):
-        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-
-    assert_same_tables(
-        read_bundle(folder, TAXONOMY), read_bundle(write(tmp_path / "plain", good()), TAXONOMY)
-    )
-
-
-@pytest.mark.parametrize("every_line", [True, False], ids=["crlf", "mixed"])
-def test_crlf_line_ends_read_as_lf(tmp_path, every_line):
-    folder = write(tmp_path / "crlf", good())
-    for path in folder.glob("*.jsonl"):
-        lines = path.read_bytes().split(b"\n")[:-1]
-        ends = [b"\r\n" if every_line or i % 2 else b"\n" for i in range(len(lines))]
-        path.write_bytes(b"".join(line + end for line, end in zip(lines, ends, strict=True)))
-
-    tables = read_bundle(folder, TAXONOMY)
-
-    assert_same_tables(tables, read_bundle(write(tmp_path / "lf", good()), TAXONOMY))
-    assert tables["prompts"]["text"].to_pylist()[-1] == "a sign"  # no \r kept at a line end
-
-
-@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
-def test_an_optional_file_without_rows_is_the_same_as_none(tmp_path, fmt):
-    tables = good()
-    tables["images"], tables["transcriptions"] = [], []
-    with_empty = read_bundle(write(tmp_path / "empty", tables, fmt), TAXONOMY)
-    del tables["images"], tables["transcriptions"]
-    without = read_bundle(write(tmp_path / "absent", tables, fmt), TAXONOMY)
-
-    assert (tmp_path / "empty" / f"images.{fmt}").exists()
-    assert with_empty["images"].num_rows == with_empty["transcriptions"].num_rows == 0
-    assert_same_tables(with_empty, without)
-
-
-def test_a_bundle_mixing_formats_reads_as_either_format(tmp_path):
-    """Keys match across a JSONL and a Parquet file however Parquet stores them: here the
-    Parquet prompt ids are dictionary-encoded and the question ids large strings."""
-    folder = write(tmp_path / "mixed", {n: r for n, r in good().items() if n != "questions"})
-    write_bundle(folder, {"questions": GOOD["questions"]}, "parquet")
-    questions = pq.read_table(folder / "questions.parquet")
-    for column, type_ in [
-        ("prompt_id", pa.dictionary(pa.int8(), pa.string())),
-        ("question_id", pa.large_string()),
-    ]:
-        position = questions.column_names.index(column)
-        questions = questions.set_column(position, column, questions[column].cast(type_))
-    pq.write_table(questions, folder / "questions.parquet")
-
-    mixed = read_bundle(folder, TAXONOMY)
-
-    assert_same_tables(mixed, read_bundle(write(tmp_path / "jsonl", good()), TAXONOMY))
-
-
-def test_parquet_string_views_read_as_strings(tmp_path):
-    """Polars writes string views; they convert without loss, as large strings do."""
-    folder = write(tmp_path / "views", good(), "parquet")
-    questions = pq.read_table(folder / "questions.parquet")
-    for column, type_ in [
-        ("question_id", pa.string_view()),
-        ("parents", pa.list_(pa.string_view())),
-    ]:
-        position = questions.column_names.index(column)
-        values = pa.array(questions[column].to_pylist(), type_)
-        questions = questions.set_column(position, column, values)
-    pq.write_table(questions, folder / "questions.parquet")
-    written = pq.read_table(folder / "questions.parquet")
-    assert written["question_id"].type == pa.string_view()
-    assert written["parents"].type == pa.list_(pa.string_view())
-
-    views = read_bundle(folder, TAXONOMY)
-
-    assert_same_tables(views, read_bundle(write(tmp_path / "jsonl", good()), TAXONOMY))
-
-
-def assert_same_tables(got: dict[str, pa.Table], expected: dict[str, pa.Table]) -> None:
-    for name in TABLES:
-        assert got[name].equals(expected[name]), name
-
-
-# ------------------------------------------------------------------------------------------------
-# A 100 MB line: refused by its length, in memory bounded by a few times the file
-# ------------------------------------------------------------------------------------------------
-
-_READ_AND_MEASURE = """
-import resource, sys
-from pathlib import Path
-from ingestion.bundle import BundleError, read_bundle
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-try:
-    read_bundle(Path(sys.argv[1]), {"animals", "color", "spatial", "text_rendering", "style"})
-    print("accepted")
-except BundleError as refused:
-    print("\\n".join(str(p) for p in refused.problems))
-print("peak_rss_growth_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
-"""
-
-
-ROW_START = b'{"prompt_id": "p1", "model_id": "m1", "question_id": "q1", "answer": "'
-
-
-@pytest.mark.e2e
-@pytest.mark.parametrize("well_formed", [True, False], ids=["row", "garbage"])
-def test_a_100_mb_line_is_refused_by_its_length_in_bounded_memory(tmp_path, well_formed):
-    size = 100 << 20
-    folder = write(tmp_path / "big", good())
-    with (folder / "judgments.jsonl").open("ab") as out:
-        if well_formed:  # a row whose answer is 100 MB long
-            out.write(ROW_START + b"y" * size + b'"}\n')
-        else:  # 100 MB of garbage without a line end
-            out.write(b"x" * size)
-    line_bytes = len(ROW_START) + size + 2 if well_formed else size
-    try:
-        child = subprocess.run(
-            [sys.executable, "-c", _READ_AND_MEASURE, str(folder)],
-            capture_output=True,
-            text=True,
-            cwd=PROJECT_ROOT,
-            timeout=300,
-        )
-        refused = run_cli(["import", str(folder)], tmp_path / "w.duckdb")
-    finally:
-        (folder / "judgments.jsonl").unlink()
-
-    assert child.returncode == 0, child.stderr
-    problems, growth = child.stdout.strip().splitlines()[:-1], child.stdout.split()[-1]
-    assert problems == [
-        f"judgments.jsonl:10: line is {line_bytes:,} bytes long; the limit is 16 MiB"
-    ]
-    assert int(growth) * 1024 < 4 * size  # the file is held about twice, never parsed
-    assert refused.returncode == 2 and "judgments.jsonl:10: line is" in refused.stderr
-    assert "Traceback" not in refused.stderr
-
-
-def test_a_line_just_under_16_mib_loads(tmp_path):
-    tables = good()
-    tables["prompts"][2]["text"] = "x" * ((16 << 20) - 200)
-
-    prompts = read_bundle(write(tmp_path, tables), TAXONOMY)["prompts"]
-
-    assert len(prompts["text"][2].as_py()) == (16 << 20) - 200
-
-
-def test_reasons_never_hold_raw_control_characters(tmp_path):
-    """An id with a NUL or a line break is shown escaped, so a terminal shows what is there."""
-    with_value("images", 2, "image_id", "i\n2\x00")(tmp_path)
-
-    problem = the_problem(tmp_path)
-
-    assert not re.search(r"[\x00-\x1f]", problem.reason), repr(problem.reason)
-    assert '"i\\n2\\u0000"' in problem.reason

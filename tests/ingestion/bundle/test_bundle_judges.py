@@ -1,7 +1,8 @@
 """The judge of a judgment (CONTRACTS "Additions": `judge_id` (default `default`), `judge_model`,
 `judge_revision`, `prompt_template_sha`) as the bundle reader and the replacing import see it.
 
-Expected values are written out by hand from test_bundle.GOOD (lines counted from 1).
+Expected values are written out by hand from GOOD of tests/worlds/good_bundle.py (lines counted
+from 1).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ingestion.backends.api.interfaces import JudgeIdentity, Judgment
 from ingestion.backends.drivers.runs import append_rows, judgment_row
 from ingestion.bundle import load_bundle, read_bundle
 from ingestion.bundle.format import TABLES
-from tests.ingestion.bundle.test_bundle import TAXONOMY, assert_problem, good, the_problem, write
+from tests.worlds.good_bundle import TAXONOMY, assert_problem, good, the_problem, write
 
 IDENTITY = ("judge_model", "judge_revision", "prompt_template_sha")
 

@@ -1,11 +1,12 @@
 """Randomly corrupted bundles (issue 12): the importer loads them or refuses them with reasons,
 never raises anything else, and a refusal leaves the warehouse's raw tables as they were.
 
-A good bundle (test_bundle's every-table fixture, or the hand world) is written by the project's
-writer in JSONL or Parquet, then corrupted: rows deleted, duplicated or swapped, values replaced by
-others of any type or domain, keys and columns dropped, columns retyped, a table added in the other
-format or converted to it, files dropped, emptied, truncated, filled with garbage, bytes flipped or
-inserted. Hypothesis draws the corruptions; `derandomize` makes every CI run draw the same ones.
+A good bundle (the every-table fixture of tests/worlds/good_bundle.py, or the hand world) is
+written by the project's writer in JSONL or Parquet, then corrupted: rows deleted, duplicated or
+swapped, values replaced by others of any type or domain, keys and columns dropped, columns
+retyped, a table added in the other format or converted to it, files dropped, emptied, truncated,
+filled with garbage, bytes flipped or inserted. Hypothesis draws the corruptions; `derandomize`
+makes every CI run draw the same ones.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 
 from ingestion.bundle import BundleError, load_bundle
 from ingestion.bundle.format import TABLES, write_bundle
-from tests.ingestion.bundle.test_bundle import good, raw_rows
+from tests.worlds.good_bundle import good, raw_rows
 from tests.worlds.hand import hand_bundle_tables
 
 WORLDS = {"every_table": good, "hand": hand_bundle_tables}

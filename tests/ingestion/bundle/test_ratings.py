@@ -11,7 +11,7 @@ import pytest
 
 from ingestion.bundle import BundleError, load_bundle, read_bundle
 from ingestion.bundle.raw_tables import upgrade_raw_tables
-from tests.ingestion.bundle.test_bundle import (
+from tests.worlds.good_bundle import (
     TAXONOMY,
     assert_problem,
     good,

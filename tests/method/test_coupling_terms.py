@@ -1,0 +1,96 @@
+"""`method.structure.coupling_prompt_effects`: the per-prompt coupling terms (Delta of each
+context, and the contrasts with `disc`) on a hand-computed world, with leave-one-prompt-out
+marginals.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from method.structure import coupling_prompt_effects
+
+NAN = None
+S0, S1 = "a|b|root|descendant|0|1", "c|d|root|descendant|0|1"
+
+# (prompt, language, context, stratum, (y1, y2)) for model m; each pair gets fresh question ids.
+PAIRS = [
+    ("p0", "en", "edge", S0, (1, 1)),
+    ("p0", "en", "edge", S1, (1, 0)),  # S1 occurs in no other prompt: no marginal, no Delta
+    ("p0", "en", "disc", S0, (1, 0)),
+    ("p0", "en", "nonanc", S0, (1, 1)),
+    ("p1", "en", "edge", S0, (0, 0)),
+    ("p1", "en", "disc", S0, (1, 1)),
+    ("p1", "en", "nonanc", S0, (1, 0)),
+    ("p2", "en", "edge", S0, (1, 1)),
+    ("p2", "en", "edge", S0, (1, 0)),
+    ("p2", "en", "edge", S0, (1, NAN)),  # missing judgment: the pair is left out
+    ("p2", "en", "disc", S0, (0, 1)),
+    ("p3", "zh", "edge", S0, (1, 1)),  # the only zh prompt: languages are never pooled
+]
+
+
+def hand_tables(pairs=PAIRS):
+    pair_rows, records = [], []
+    for k, (prompt, language, context, stratum, (y1, y2)) in enumerate(pairs):
+        q1, q2 = f"q{2 * k}", f"q{2 * k + 1}"
+        pair_rows.append(
+            {
+                "prompt_id": prompt,
+                "language": language,
+                "context": context,
+                "question_id_1": q1,
+                "question_id_2": q2,
+                "stratum_key": stratum,
+            }
+        )
+        for q, y in ((q1, y1), (q2, y2)):
+            records.append({"model_id": "m", "prompt_id": prompt, "question_id": q, "outcome": y})
+    return pa.Table.from_pylist(pair_rows), pa.Table.from_pylist(records)
+
+
+def effects_by_key(table: pa.Table) -> dict[tuple[str, str], float]:
+    return {(r["prompt_id"], r["effect"]): r["effect_value"] for r in table.to_pylist()}
+
+
+def test_coupling_deltas_use_leave_one_prompt_out_marginals():
+    got = effects_by_key(coupling_prompt_effects(*hand_tables()))
+    # edge, stratum S0 (pairs judged at both ends): p0 (1,1); p1 (0,0); p2 (1,1), (1,0).
+    # p0: joint 1; others p1+p2: pi1 = 2/3, pi2 = 1/3  -> 1 - 2/9 = 7/9
+    # p1: joint 0; others p0+p2: pi1 = 3/3, pi2 = 2/3  -> -2/3
+    # p2: joint 1/2; others p0+p1: pi1 = 1/2, pi2 = 1/2 -> 1/4
+    expected_edge = {"p0": 7 / 9, "p1": -2 / 3, "p2": 1 / 4}
+    # disc S0: p0 (1,0); p1 (1,1); p2 (0,1).
+    # p0: joint 0; others p1+p2: pi1 = 1/2, pi2 = 2/2 -> -1/2
+    # p1: 1 - (1/2)(1/2) = 3/4;  p2: 0 - (2/2)(1/2) = -1/2
+    expected_disc = {"p0": -1 / 2, "p1": 3 / 4, "p2": -1 / 2}
+    # nonanc S0: p0 (1,1), p1 (1,0). p0: 1 - 1*0 = 1; p1: 0 - 1*1 = -1
+    expected_nonanc = {"p0": 1.0, "p1": -1.0}
+    for prompt, value in expected_edge.items():
+        assert got[prompt, "edge"] == pytest.approx(value)
+    for prompt, value in expected_disc.items():
+        assert got[prompt, "disc"] == pytest.approx(value)
+    for prompt, value in expected_nonanc.items():
+        assert got[prompt, "nonanc"] == pytest.approx(value)
+    # contrasts: Delta_k - Delta_disc over the shared stratum S0
+    assert got["p0", "edge_vs_disc"] == pytest.approx(7 / 9 + 1 / 2)
+    assert got["p1", "edge_vs_disc"] == pytest.approx(-2 / 3 - 3 / 4)
+    assert got["p2", "edge_vs_disc"] == pytest.approx(1 / 4 + 1 / 2)
+    assert got["p0", "nonanc_vs_disc"] == pytest.approx(1 + 1 / 2)
+    assert got["p1", "nonanc_vs_disc"] == pytest.approx(-1 - 3 / 4)
+    assert ("p2", "nonanc_vs_disc") not in got  # p2 has no nonanc pair
+    assert not any(prompt == "p3" for prompt, _ in got)  # zh: no other prompt, no marginal
+
+
+def test_own_prompt_never_enters_its_marginal():
+    """Flipping p0's own outcomes changes p0's joint term only, never its marginals."""
+    flipped = [
+        (p, lang, c, s, (1 - y[0], y[1]) if (p, c, s) == ("p0", "edge", S0) else y)
+        for p, lang, c, s, y in PAIRS
+    ]
+    before = effects_by_key(coupling_prompt_effects(*hand_tables()))
+    after = effects_by_key(coupling_prompt_effects(*hand_tables(flipped)))
+    # p0 edge: joint 1 -> 0, marginals from p1 and p2 unchanged: 7/9 - 1 = -2/9
+    assert after["p0", "edge"] == pytest.approx(before["p0", "edge"] - 1)
+    # p1's marginals do include p0: pi1 = (0 + 2) / 3 instead of 3 / 3
+    assert after["p1", "edge"] == pytest.approx(0 - (2 / 3) * (2 / 3))
