@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test test-fast test-vllm lint format bench bench-scale gpu-smoke validate dsg-figures subset-figures fingerprints docs dev clean
+.PHONY: demo test test-fast test-vllm lint format bench bench-scale gpu-smoke validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
 # `make demo` needs the project only; tests add the linters and the CPU ML stack (tiny models).
 $(CORE): pyproject.toml
@@ -89,6 +89,13 @@ validate: $(DEV)
 # (writes bench/dsg_figures.md; about two minutes here).
 dsg-figures: $(DEV)
 	$(BIN)/python -m bench.dsg_figures
+
+# TIIF-Bench's published answers (issue 24): RELEASES names a folder holding tiif/ (a copy of
+# github.com/A113N-W3I/TIIF-Bench; no licence, so never in the repository). Writes
+# bench/release_figures.md.
+release-figures: $(DEV)
+	test -n "$(RELEASES)" || { echo "make release-figures RELEASES=DIR (DIR/tiif: TIIF-Bench)"; exit 2; }
+	$(BIN)/python -m bench.release_figures --releases $(RELEASES)
 
 # Subset estimates (issue 14) on three paper-scale simulated worlds: no shared prompt difficulty
 # (the demo world), planted (sd 0.8), and calibrated to the real TIFA160 judgments (sd 1.6, see

@@ -1,5 +1,5 @@
-"""`qct2i`: demo, import, import-dsg, build, leaderboard, route, plan, export, verify, export-marts,
-report, docs (CONTRACTS.md, Commands)."""
+"""`qct2i`: demo, import, import-dsg, import-release, build, leaderboard, route, plan, export,
+verify, export-marts, report, docs (CONTRACTS.md, Commands)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from ingestion.paths import warehouse_path
@@ -78,32 +79,39 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_import_dsg(args: argparse.Namespace) -> int:
     """Convert a DSG release into a bundle (`ingestion.sources.dsg_release`), report its dirty
     rows, then import the bundle exactly as `qct2i import` does."""
-    import tempfile
+    from ingestion.sources.dsg_release import convert_release
 
-    from ingestion.sources.dsg_release import DIRTY_CLASSES, DsgReleaseError, convert_release
+    def convert(out: Path):
+        answers = [Path(a) for a in args.answers]
+        questions, ratings, splits = Path(args.questions), args.ratings, args.split
+        return convert_release(questions, answers, out, ratings, args.strict, splits=splits)
 
-    with tempfile.TemporaryDirectory(prefix="qct2i-dsg-") as scratch:
+    return _convert_and_import(args, convert)
+
+
+def cmd_import_release(args: argparse.Namespace) -> int:
+    """Convert a release folder (`ingestion.sources.releases`) into a bundle, report its dirty
+    rows and the rules applied, then import the bundle exactly as `qct2i import` does."""
+    from ingestion.sources.releases import convert_folder
+
+    return _convert_and_import(
+        args, lambda out: convert_folder(args.format, Path(args.root), out, args.strict)
+    )
+
+
+def _convert_and_import(args: argparse.Namespace, convert) -> int:
+    """`convert(out)` into --out (or a temporary folder), its summary printed, then imported."""
+    from ingestion.sources.release_common import ReleaseError
+    from ingestion.sources.releases import summary
+
+    with tempfile.TemporaryDirectory(prefix="qct2i-release-") as scratch:
         out = Path(args.out) if args.out else Path(scratch) / "bundle"
         try:
-            conversion = convert_release(
-                Path(args.questions),
-                [Path(a) for a in args.answers],
-                out,
-                args.ratings,
-                args.strict,
-                splits=args.split,
-            )
-        except DsgReleaseError as error:
+            conversion = convert(out)
+        except ReleaseError as error:
             print(error, file=sys.stderr)
             return 2
-        counts = conversion.dirty_counts()
-        print("dirty rows: " + ", ".join(f"{name}={counts[name]}" for name in DIRTY_CLASSES))
-        if conversion.out_of_scope:
-            print(
-                f"skipped {conversion.out_of_scope} answers and ratings of prompt splits not in "
-                "the questions"
-            )
-        print(f"bundle {out} ({', '.join(f'{k}={n}' for k, n in conversion.counts.items())})")
+        print("\n".join(summary(conversion)))
         args.folder, args.replace_model, args.replace_judge = str(out), [], []
         return cmd_import(args)
 
@@ -241,7 +249,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_docs(args: argparse.Namespace) -> int:
     """dbt's documentation site as one offline file: models, columns, tests, lineage, catalog."""
     import shutil
-    import tempfile
 
     from qct2i.dbt_runner import DbtFailed, run_dbt
 
@@ -369,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_demo,
         _add_import,
         _add_import_dsg,
+        _add_import_release,
         _add_build,
         _add_leaderboard,
         _add_export_marts,
@@ -445,6 +453,21 @@ def _add_import_dsg(commands: _Commands) -> None:
     dsg.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
     _add_wait(dsg)
     dsg.set_defaults(func=cmd_import_dsg)
+
+
+def _add_import_release(commands: _Commands) -> None:
+    release = commands.add_parser(
+        "import-release", help="convert a release's folder (tiif, dsg; oneig: not yet), import it"
+    )
+    release.add_argument("format", choices=("tiif", "dsg", "oneig"), help="docs/releases.md")
+    release.add_argument("--root", required=True, help="the release's folder (a clone of it)")
+    release.add_argument("--out", help="write the bundle here (absent or empty; default: temp)")
+    release.add_argument(
+        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
+    )
+    release.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
+    _add_wait(release)
+    release.set_defaults(func=cmd_import_release)
 
 
 def _add_build(commands: _Commands) -> None:

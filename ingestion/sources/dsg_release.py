@@ -37,24 +37,51 @@ Answers and ratings of a `dsg_prompt_split` none of whose rows match the questio
 answers files hold TIFA160 and DSG-1k together) are out of scope: skipped and counted, not dirty.
 Every repair and drop is written to the bundle's `conversion_report` table (file, line, class,
 action, reason), which the importer loads like any other, so the marts show what was lost.
+
+`convert_release_root` reads a release folder laid out as the release's repository is
+(`qct2i import-release dsg --root DIR`): the questions `dsg/data/dsg-1k-anns.csv`, every
+`vqa_answers_release/<judge>_dsg.csv`, and `dsg/data/tifa160-likert-anns.csv` where present.
 """
 
 from __future__ import annotations
 
 import csv
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import networkx as nx
 
 from ingestion.bundle import Problem
-from ingestion.bundle.format import is_safe_id, write_bundle
+from ingestion.bundle.format import is_safe_id
 from ingestion.paths import SEEDS_DIR
+from ingestion.sources.release_common import (
+    REPORT_FILE,
+    Conversion,
+    DirtyRow,
+    ReleaseError,
+    refuse_unless_empty,
+    write_conversion,
+)
+
+__all__ = [
+    "DIRTY_CLASSES",
+    "REPORT_FILE",
+    "Conversion",
+    "DirtyRow",
+    "DsgReleaseError",
+    "category_key",
+    "convert_release",
+    "convert_release_root",
+    "item_split",
+    "judge_id_of",
+    "read_category_map",
+    "read_csv_rows",
+    "release_files",
+]
 
 DEFAULT_CATEGORY_MAP = SEEDS_DIR / "dsg_category_map.csv"
-REPORT_FILE = "conversion_report.jsonl"  # the bundle table `conversion_report`
 DIRTY_CLASSES = (
     "parent_in_words",
     "self_loop",
@@ -86,39 +113,10 @@ RATING_VALUES = range(1, 6)
 BLANK_CATEGORY = "-"
 
 
-@dataclass(frozen=True)
-class DirtyRow:
-    """One repaired or dropped thing: where, which class, what was done, why."""
-
-    file: str
-    line: int
-    dirty_class: str
-    action: str  # "repaired" or "dropped"
-    reason: str
-
-    def problem(self) -> Problem:
-        return Problem(self.file, self.line, f"{self.dirty_class}: {self.reason}")
-
-
-class DsgReleaseError(Exception):
+class DsgReleaseError(ReleaseError):
     """The release cannot be converted (or, strict, has dirty rows); lists every problem."""
 
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        listed = "\n".join(str(problem) for problem in problems)
-        super().__init__(f"DSG release refused ({len(problems)} problems):\n{listed}")
-
-
-@dataclass
-class Conversion:
-    folder: Path
-    counts: dict[str, int]
-    dirty: list[DirtyRow] = field(default_factory=list)
-    # answers and ratings rows of other prompt splits (not dirty: a file holds several releases)
-    out_of_scope: int = 0
-
-    def dirty_counts(self) -> Counter:
-        return Counter(row.dirty_class for row in self.dirty)
+    release = "DSG release"
 
 
 @dataclass(frozen=True)
@@ -461,8 +459,7 @@ def convert_release(
     then. `splits` keeps only the questions of those prompt splits (`item_split`), e.g.
     `["tifa160"]` for the five generators' subset of DSG-1k; their answers and ratings follow."""
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise DsgReleaseError([Problem(str(out), None, "output folder is not empty")])
+    refuse_unless_empty(out, DsgReleaseError)
     dirty: list[DirtyRow] = []
     problems: list[Problem] = []
     prompts, question_rows = _questions_tables(
@@ -479,26 +476,44 @@ def convert_release(
         items = {prompt["prompt_id"] for prompt in prompts}
         tables["ratings"], skipped = _ratings(Path(ratings), items, dirty, problems)
         out_of_scope += skipped
-    dirty = list(dict.fromkeys(dirty))  # a thing found twice is one repair (the report's key)
-    if strict:
-        problems += [row.problem() for row in dirty]
+    return write_conversion(
+        out,
+        tables,
+        dirty,
+        problems,
+        strict,
+        DsgReleaseError,
+        out_of_scope=out_of_scope,
+        dirty_classes=DIRTY_CLASSES,
+    )
+
+
+# The files of a DSG release as its repository lays them out (`git clone
+# https://github.com/j-min/DSG`), which `qct2i import-release dsg --root DIR` reads.
+ROOT_QUESTIONS = Path("dsg/data/dsg-1k-anns.csv")
+ROOT_ANSWERS = Path("vqa_answers_release")  # every `<judge>_dsg.csv` in it
+ROOT_RATINGS = Path("dsg/data/tifa160-likert-anns.csv")  # optional
+
+
+def release_files(root: Path) -> tuple[Path, list[Path], Path | None]:
+    """The questions CSV, the answers CSVs and the ratings CSV (None if absent) of a DSG
+    release folder, or DsgReleaseError naming what is missing."""
+    root = Path(root)
+    questions, ratings = root / ROOT_QUESTIONS, root / ROOT_RATINGS
+    answers = sorted((root / ROOT_ANSWERS).glob("*_dsg.csv"))
+    problems = []
+    if not questions.is_file():
+        problems.append(Problem(str(questions), None, "no DSG questions file here"))
+    if not answers:
+        where = str(root / ROOT_ANSWERS)
+        problems.append(Problem(where, None, "no answers file (<judge>_dsg.csv) here"))
     if problems:
         raise DsgReleaseError(problems)
-    tables["conversion_report"] = _report_rows(dirty)
-    write_bundle(out, tables)
-    counts = {name: len(rows) for name, rows in tables.items()}
-    return Conversion(out, counts, dirty, out_of_scope)
+    return questions, answers, ratings if ratings.is_file() else None
 
 
-def _report_rows(dirty: list[DirtyRow]) -> list[dict]:
-    """The bundle's `conversion_report` table: every repair and drop."""
-    return [
-        {
-            "source_file": row.file,
-            "line": row.line,
-            "dirty_class": row.dirty_class,
-            "action": row.action,
-            "reason": row.reason,
-        }
-        for row in dirty
-    ]
+def convert_release_root(root: Path, out: Path, strict: bool = False) -> Conversion:
+    """`convert_release` of the release folder `root` (`release_files`): DSG-1k's questions,
+    every judge's answers and, where present, the human ratings."""
+    questions, answers, ratings = release_files(root)
+    return convert_release(questions, answers, out, ratings, strict)

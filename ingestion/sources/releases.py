@@ -1,0 +1,56 @@
+"""The release formats `qct2i import-release FORMAT --root DIR` converts, each from a folder laid
+out as the release's own repository is, and the summary a conversion prints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ingestion.bundle import Problem
+from ingestion.sources import dsg_release, tiif_release
+from ingestion.sources.release_common import Conversion, DirtyRow, ReleaseError
+
+# (root, out, strict) -> the conversion
+FORMATS: dict[str, Callable[[Path, Path, bool], Conversion]] = {
+    "tiif": tiif_release.convert_tiif,
+    "dsg": dsg_release.convert_release_root,
+}
+
+
+class FormatNotReady(ReleaseError):
+    """A format `qct2i import-release` names (`oneig`) that no converter reads yet."""
+
+    release = "import-release"
+
+
+def convert_folder(name: str, root: Path, out: Path, strict: bool = False) -> Conversion:
+    """The release folder `root` in format `name` as a bundle in `out` (ReleaseError, listing
+    every problem, if it cannot be)."""
+    if name not in FORMATS:
+        reason = f"format {name!r} is not converted yet (formats: {', '.join(FORMATS)})"
+        raise FormatNotReady([Problem(name, None, reason)])
+    return FORMATS[name](Path(root), Path(out), strict)
+
+
+def summary(conversion: Conversion) -> list[str]:
+    """What `qct2i import-release` prints of a conversion: every dirty class's count with one
+    example of each class found, the rules applied, the rows of other prompt splits, and the
+    bundle's tables."""
+    counts = conversion.dirty_counts()
+    classes = conversion.dirty_classes or tuple(sorted(counts))
+    first: dict[str, DirtyRow] = {}
+    for row in conversion.dirty + conversion.applied:
+        first.setdefault(row.dirty_class, row)
+    lines = ["dirty rows: " + ", ".join(f"{name}={counts[name]}" for name in classes)]
+    lines += [f"  e.g. {first[name].problem()}" for name in classes if name in counts]
+    applied = conversion.applied_counts()
+    if applied:
+        lines.append("rules applied: " + ", ".join(f"{k}={n}" for k, n in sorted(applied.items())))
+        lines += [f"  e.g. {first[name].problem()}" for name in sorted(applied)]
+    if conversion.out_of_scope:
+        lines.append(
+            f"skipped {conversion.out_of_scope} answers and ratings of prompt splits not in "
+            "the questions"
+        )
+    tables = ", ".join(f"{name}={n}" for name, n in conversion.counts.items())
+    return [*lines, f"bundle {conversion.folder} ({tables})"]
