@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from ingestion.paths import warehouse_path
+from qct2i.release_commands import add_import_dsg, add_import_release
 
 _Commands = argparse._SubParsersAction  # what `add_subparsers` returns
 
@@ -74,46 +75,6 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"replaced the stored rows of {_named_slices(args)}: {dropped}")
     print(f"into the working copy {warehouse.working}; `qct2i build` publishes it")
     return 0
-
-
-def cmd_import_dsg(args: argparse.Namespace) -> int:
-    """Convert a DSG release into a bundle (`ingestion.sources.dsg_release`), report its dirty
-    rows, then import the bundle exactly as `qct2i import` does."""
-    from ingestion.sources.dsg_release import convert_release
-
-    def convert(out: Path):
-        answers = [Path(a) for a in args.answers]
-        questions, ratings, splits = Path(args.questions), args.ratings, args.split
-        return convert_release(questions, answers, out, ratings, args.strict, splits=splits)
-
-    return _convert_and_import(args, convert)
-
-
-def cmd_import_release(args: argparse.Namespace) -> int:
-    """Convert a release folder (`ingestion.sources.releases`) into a bundle, report its dirty
-    rows and the rules applied, then import the bundle exactly as `qct2i import` does."""
-    from ingestion.sources.releases import convert_folder
-
-    return _convert_and_import(
-        args, lambda out: convert_folder(args.format, Path(args.root), out, args.strict)
-    )
-
-
-def _convert_and_import(args: argparse.Namespace, convert) -> int:
-    """`convert(out)` into --out (or a temporary folder), its summary printed, then imported."""
-    from ingestion.sources.release_common import ReleaseError
-    from ingestion.sources.releases import summary
-
-    with tempfile.TemporaryDirectory(prefix="qct2i-release-") as scratch:
-        out = Path(args.out) if args.out else Path(scratch) / "bundle"
-        try:
-            conversion = convert(out)
-        except ReleaseError as error:
-            print(error, file=sys.stderr)
-            return 2
-        print("\n".join(summary(conversion)))
-        args.folder, args.replace_model, args.replace_judge = str(out), [], []
-        return cmd_import(args)
 
 
 def _named_slices(args: argparse.Namespace) -> str:
@@ -375,8 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     for add_command in (
         _add_demo,
         _add_import,
-        _add_import_dsg,
-        _add_import_release,
+        add_import_dsg,
+        add_import_release,
         _add_build,
         _add_leaderboard,
         _add_export_marts,
@@ -424,50 +385,6 @@ def _add_import(commands: _Commands) -> None:
     )
     _add_wait(imp)
     imp.set_defaults(func=cmd_import)
-
-
-def _add_import_dsg(commands: _Commands) -> None:
-    dsg = commands.add_parser(
-        "import-dsg", help="convert a DSG release (questions, answers per judge) and import it"
-    )
-    dsg.add_argument("--questions", required=True, help="the DSG questions CSV (e.g. dsg-1k-anns)")
-    dsg.add_argument(
-        "--answers",
-        action="append",
-        required=True,
-        metavar="CSV",
-        help="one judge's answers CSV, judge id = file name less _dsg (repeatable)",
-    )
-    dsg.add_argument("--ratings", help="the human Likert ratings CSV (bundle table `ratings`)")
-    dsg.add_argument(
-        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
-    )
-    dsg.add_argument(
-        "--split",
-        action="append",
-        default=[],
-        help="keep only this prompt split of the questions file (item ids <split>_<n>, e.g. "
-        "tifa160; repeatable; default: every split)",
-    )
-    dsg.add_argument("--out", help="write the bundle here (absent or empty; default: temporary)")
-    dsg.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
-    _add_wait(dsg)
-    dsg.set_defaults(func=cmd_import_dsg)
-
-
-def _add_import_release(commands: _Commands) -> None:
-    release = commands.add_parser(
-        "import-release", help="convert a release's folder (tiif, dsg; oneig: not yet), import it"
-    )
-    release.add_argument("format", choices=("tiif", "dsg", "oneig"), help="docs/releases.md")
-    release.add_argument("--root", required=True, help="the release's folder (a clone of it)")
-    release.add_argument("--out", help="write the bundle here (absent or empty; default: temp)")
-    release.add_argument(
-        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
-    )
-    release.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
-    _add_wait(release)
-    release.set_defaults(func=cmd_import_release)
 
 
 def _add_build(commands: _Commands) -> None:

@@ -51,8 +51,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import networkx as nx
-
 from ingestion.bundle import Problem
 from ingestion.bundle.format import is_safe_id
 from ingestion.paths import SEEDS_DIR
@@ -61,6 +59,8 @@ from ingestion.sources.release_common import (
     Conversion,
     DirtyRow,
     ReleaseError,
+    break_cycles,
+    listed_parents,
     refuse_unless_empty,
     write_conversion,
 )
@@ -176,42 +176,15 @@ def _read_csv_rows(path: Path, columns: Iterable[str]) -> list[_Row]:
 def _listed_parents(row: _Row, ids: set[str], dirty: list[DirtyRow]) -> list[str]:
     """The row's numeric, existing, non-self parents in listed order; the rest reported."""
     child = row.values["proposition_id"].strip()
-    parents: list[str] = []
-    for token in (t.strip() for t in row.values["dependency"].split(",")):
-        if not token.isdigit():
-            reason = f"parent {token!r} of question {child} is not a number; dropped"
-            dirty.append(DirtyRow(row.file, row.line, "parent_in_words", "repaired", reason))
-        elif token == "0" or token in parents:
-            continue
-        elif token == child:
-            reason = f"question {child} lists itself as parent; dropped"
-            dirty.append(DirtyRow(row.file, row.line, "self_loop", "repaired", reason))
-        elif token not in ids:
-            reason = f"parent {token} of question {child} is no question of the item; dropped"
-            dirty.append(DirtyRow(row.file, row.line, "missing_parent", "repaired", reason))
-        else:
-            parents.append(token)
-    return parents
+    tokens = row.values["dependency"].split(",")
+    return listed_parents(child, tokens, ids, (row.file, row.line), dirty)
 
 
 def _break_cycles(rows: list[_Row], listed: dict[str, list[str]], dirty: list[DirtyRow]):
     """Add edges child by child (id order), parents in listed order; drop an edge whose parent is
     already reachable from the child (it would close a cycle)."""
-    graph = nx.DiGraph()  # parent -> child, the edges kept so far
-    graph.add_nodes_from(listed)
-    kept: dict[str, list[str]] = {}
-    line_of = {row.values["proposition_id"].strip(): row for row in rows}
-    for child in sorted(listed, key=int):
-        kept[child] = []
-        for parent in listed[child]:
-            if nx.has_path(graph, child, parent):
-                row = line_of[child]
-                reason = f"edge {parent} -> {child} closes a cycle; dropped"
-                dirty.append(DirtyRow(row.file, row.line, "cycle", "repaired", reason))
-                continue
-            kept[child].append(parent)
-            graph.add_edge(parent, child)
-    return kept
+    where_of = {row.values["proposition_id"].strip(): (row.file, row.line) for row in rows}
+    return break_cycles(listed, where_of, dirty)
 
 
 def _item_tables(rows, category_map, source, dirty, problems) -> tuple[dict, list[dict]]:

@@ -1,5 +1,7 @@
 """The release formats `qct2i import-release FORMAT --root DIR` converts, each from a folder laid
-out as the release's own repository is, and the summary a conversion prints."""
+out as the release's own repository is, and the summary a conversion prints. A format of
+`QUESTIONS_ONLY` (`oneig`: a release without answers) converts into a question bank for the GPU
+path (`--questions-only --out DIR`), which is written, never imported."""
 
 from __future__ import annotations
 
@@ -7,18 +9,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ingestion.bundle import Problem
-from ingestion.sources import dsg_release, tiif_release
+from ingestion.sources import dsg_release, oneig_release, tiif_release
 from ingestion.sources.release_common import Conversion, DirtyRow, ReleaseError
 
 # (root, out, strict) -> the conversion
 FORMATS: dict[str, Callable[[Path, Path, bool], Conversion]] = {
     "tiif": tiif_release.convert_tiif,
     "dsg": dsg_release.convert_release_root,
+    "oneig": oneig_release.convert_oneig_questions,
 }
+# formats whose release has no answers: converted only with --questions-only, never imported
+QUESTIONS_ONLY = frozenset({"oneig"})
 
 
 class FormatNotReady(ReleaseError):
-    """A format `qct2i import-release` names (`oneig`) that no converter reads yet."""
+    """A format name that no converter reads."""
 
     release = "import-release"
 
@@ -48,9 +53,7 @@ def summary(conversion: Conversion) -> list[str]:
         lines.append("rules applied: " + ", ".join(f"{k}={n}" for k, n in sorted(applied.items())))
         lines += [f"  e.g. {first[name].problem()}" for name in sorted(applied)]
     if conversion.out_of_scope:
-        lines.append(
-            f"skipped {conversion.out_of_scope} answers and ratings of prompt splits not in "
-            "the questions"
-        )
+        lines.append(f"skipped {conversion.out_of_scope} {conversion.out_of_scope_what}")
+    lines += conversion.notes
     tables = ", ".join(f"{name}={n}" for name, n in conversion.counts.items())
     return [*lines, f"bundle {conversion.folder} ({tables})"]

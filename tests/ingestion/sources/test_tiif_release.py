@@ -1,7 +1,8 @@
 """The TIIF-Bench converter (`ingestion.sources.tiif_release`) on a hand fixture in the release's
 layout (our own invented prompts and questions, never the release's): the tables, target-yes,
 the derived parents, the capabilities by rule, each dirty class with its file, line and reason,
-strict mode; then `qct2i import-release` in-process for `tiif`, `dsg` and `oneig`."""
+strict mode; then `qct2i import-release` in-process for `tiif`, `dsg` and `oneig` (refused
+without --questions-only)."""
 
 from __future__ import annotations
 
@@ -470,8 +471,8 @@ def test_import_release_strict_and_oneig_are_refused(release, tmp_path):
     assert refused.returncode == 2
     assert "gen-b/negation/short/00.json:1: duplicate_result" in refused.stderr
     oneig = run_main(["import-release", "oneig", "--root", str(release)], warehouse)
-    assert oneig.returncode == 2
-    assert "oneig: format 'oneig' is not converted yet" in oneig.stderr
+    assert oneig.returncode == 2  # a release without answers (tests/.../test_oneig_release.py)
+    assert "OneIG-Bench ships questions but no answers" in oneig.stderr
     assert not warehouse.exists() and not Warehouse(warehouse).working.exists()
 
 

@@ -1,0 +1,164 @@
+"""`qct2i import-dsg` and `qct2i import-release`: convert a public release into a bundle, report its
+dirty rows and the rules applied, then import the bundle as `qct2i import` does; or, for a release
+without answers (`oneig --questions-only --out DIR`), write the question bank the GPU path draws
+from and import nothing (docs/releases.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ONEIG_NEEDS_QUESTIONS_ONLY = (
+    "import-release oneig: OneIG-Bench ships questions but no answers, so there is nothing to "
+    "import; write its question bank for the GPU path instead: qct2i import-release oneig "
+    "--root DIR --questions-only --out DIR"
+)
+QUESTIONS_ONLY_NEEDS_OUT = (
+    "import-release --questions-only: name the question bank's folder with --out DIR (absent or "
+    "empty; e.g. the GPU bundle folder, warehouse/bundles/gpu)"
+)
+QUESTIONS_ONLY_IMPORTS_NOTHING = (
+    "import-release --questions-only: writes a question bank and imports nothing; --append "
+    "does not apply"
+)
+
+
+def cmd_import_dsg(args: argparse.Namespace) -> int:
+    """Convert a DSG release into a bundle (`ingestion.sources.dsg_release`), report its dirty
+    rows, then import the bundle exactly as `qct2i import` does."""
+    from ingestion.sources.dsg_release import convert_release
+
+    def convert(out: Path):
+        answers = [Path(a) for a in args.answers]
+        questions, ratings, splits = Path(args.questions), args.ratings, args.split
+        return convert_release(questions, answers, out, ratings, args.strict, splits=splits)
+
+    return _convert_and_import(args, convert)
+
+
+def cmd_import_release(args: argparse.Namespace) -> int:
+    """Convert a release folder (`ingestion.sources.releases`) into a bundle, report its dirty
+    rows and the rules applied, then import the bundle exactly as `qct2i import` does; with
+    --questions-only (formats without answers), write the question bank and stop."""
+    from ingestion.sources.releases import QUESTIONS_ONLY, convert_folder
+
+    refusal = _questions_only_refusal(args, QUESTIONS_ONLY)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
+
+    def convert(out: Path):
+        return convert_folder(args.format, Path(args.root), out, args.strict)
+
+    if args.questions_only:
+        return _write_question_bank(Path(args.out), convert)
+    return _convert_and_import(args, convert)
+
+
+def _questions_only_refusal(args: argparse.Namespace, questions_only: frozenset) -> str | None:
+    if args.format in questions_only and not args.questions_only:
+        return ONEIG_NEEDS_QUESTIONS_ONLY
+    if args.questions_only and args.format not in questions_only:
+        return (
+            f"import-release {args.format} --questions-only: --questions-only is for releases "
+            f"without answers ({', '.join(sorted(questions_only))}); {args.format} ships its "
+            f"judges' answers: import it without --questions-only"
+        )
+    if args.questions_only and not args.out:
+        return QUESTIONS_ONLY_NEEDS_OUT
+    if args.questions_only and args.append:
+        return QUESTIONS_ONLY_IMPORTS_NOTHING
+    return None
+
+
+def _write_question_bank(out: Path, convert) -> int:
+    """`convert(out)`, its summary printed; nothing imported."""
+    from ingestion.sources.release_common import ReleaseError
+    from ingestion.sources.releases import summary
+
+    try:
+        conversion = convert(out)
+    except ReleaseError as error:
+        print(error, file=sys.stderr)
+        return 2
+    print("\n".join(summary(conversion)))
+    print(
+        f"question bank {out}: prompts.jsonl and questions.jsonl for the GPU path "
+        "(gpu/generated_images draws from this folder); nothing imported"
+    )
+    return 0
+
+
+def _convert_and_import(args: argparse.Namespace, convert) -> int:
+    """`convert(out)` into --out (or a temporary folder), its summary printed, then imported."""
+    from ingestion.sources.release_common import ReleaseError
+    from ingestion.sources.releases import summary
+    from qct2i.cli import cmd_import
+
+    with tempfile.TemporaryDirectory(prefix="qct2i-release-") as scratch:
+        out = Path(args.out) if args.out else Path(scratch) / "bundle"
+        try:
+            conversion = convert(out)
+        except ReleaseError as error:
+            print(error, file=sys.stderr)
+            return 2
+        print("\n".join(summary(conversion)))
+        args.folder, args.replace_model, args.replace_judge = str(out), [], []
+        return cmd_import(args)
+
+
+def add_import_dsg(commands) -> None:
+    from qct2i.cli import _add_wait
+
+    dsg = commands.add_parser(
+        "import-dsg", help="convert a DSG release (questions, answers per judge) and import it"
+    )
+    dsg.add_argument("--questions", required=True, help="the DSG questions CSV (e.g. dsg-1k-anns)")
+    dsg.add_argument(
+        "--answers",
+        action="append",
+        required=True,
+        metavar="CSV",
+        help="one judge's answers CSV, judge id = file name less _dsg (repeatable)",
+    )
+    dsg.add_argument("--ratings", help="the human Likert ratings CSV (bundle table `ratings`)")
+    dsg.add_argument(
+        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
+    )
+    dsg.add_argument(
+        "--split",
+        action="append",
+        default=[],
+        help="keep only this prompt split of the questions file (item ids <split>_<n>, e.g. "
+        "tifa160; repeatable; default: every split)",
+    )
+    dsg.add_argument("--out", help="write the bundle here (absent or empty; default: temporary)")
+    dsg.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
+    _add_wait(dsg)
+    dsg.set_defaults(func=cmd_import_dsg)
+
+
+def add_import_release(commands) -> None:
+    from qct2i.cli import _add_wait
+
+    release = commands.add_parser(
+        "import-release",
+        help="convert a release's folder (tiif, dsg) and import it; oneig: --questions-only",
+    )
+    release.add_argument("format", choices=("tiif", "dsg", "oneig"), help="docs/releases.md")
+    release.add_argument("--root", required=True, help="the release's folder (a clone of it)")
+    release.add_argument("--out", help="write the bundle here (absent or empty; default: temp)")
+    release.add_argument(
+        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
+    )
+    release.add_argument(
+        "--questions-only",
+        action="store_true",
+        help="write the prompts and questions only, as the GPU path's question bank, into "
+        "--out; import nothing (oneig, which has no answers)",
+    )
+    release.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
+    _add_wait(release)
+    release.set_defaults(func=cmd_import_release)
