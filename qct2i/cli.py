@@ -97,9 +97,14 @@ def cmd_build(args: argparse.Namespace) -> int:
     warehouse = Warehouse(_pin_warehouse())
     try:
         with writer_lock(warehouse, "qct2i build", args.wait):
+            working = prepare_working_copy(warehouse)
+            unjudged = _official_judge_unjudged(working, args.official_judge)
+            if unjudged:
+                print(unjudged, file=sys.stderr)
+                return 2
             build_vars = {"official_judge": args.official_judge} if args.official_judge else {}
             extra = ["--vars", json.dumps(build_vars)] if build_vars else []
-            run_dbt("build", prepare_working_copy(warehouse), extra=extra, echo=True)
+            run_dbt("build", working, extra=extra, echo=True)
             stamp = publish(warehouse, build_vars=build_vars)
     except WarehouseBusy as busy:
         print(busy, file=sys.stderr)
@@ -113,6 +118,23 @@ def cmd_build(args: argparse.Namespace) -> int:
         return 1
     print(f"published {warehouse.published} (build {stamp['build_id']})")
     return 0
+
+
+def _official_judge_unjudged(working: Path, named: str | None) -> str | None:
+    """Why the build would score no judgment (the official judge has none while others do), said
+    before dbt runs, with the judges held; None when the judge has judgments or there are none."""
+    from ingestion.bundle.format import DEFAULT_JUDGE_ID
+    from ingestion.store.warehouse import judges_held
+
+    official, held = named or DEFAULT_JUDGE_ID, judges_held(working)
+    if not held or official in held:
+        return None
+    how = "--official-judge" if named else "no --official-judge: the judge of a bundle naming none"
+    return (
+        f"the official judge {official!r} ({how}) has no judgments in this warehouse, which "
+        f"holds the judgments of {', '.join(held)}: pick one with "
+        f"`qct2i build --official-judge {held[0]}`. Nothing was built."
+    )
 
 
 def _published_warehouse() -> Path | None:

@@ -196,6 +196,19 @@ def _stamp(working: Path, code_version: str | None, build_vars: Mapping) -> dict
     return stamp
 
 
+def judges_held(path: Path) -> list[str]:
+    """The judge ids of the warehouse file's raw judgments, sorted (none before an import)."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        held = con.execute(
+            "select count(*) from information_schema.tables "
+            "where table_schema = 'raw' and table_name = 'judgments'"
+        ).fetchall()[0][0]
+        if not held:
+            return []
+        rows = con.execute("select distinct judge_id from raw.judgments order by 1").fetchall()
+    return [judge for (judge,) in rows]
+
+
 def evidence_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
     """Row counts and an order-free hash (xor of row hashes) of every raw table."""
     tables = [

@@ -465,6 +465,30 @@ def test_import_release_tiif_reports_and_imports(release, tmp_path):
     assert query(working, "select count(*) from raw.conversion_report") == [(29,)]
 
 
+def test_a_build_whose_official_judge_has_no_judgments_says_which_judges_there_are(
+    release, tmp_path
+):
+    """A release names its judges, so the default official judge (`default`) has none: `qct2i
+    build` says so before dbt runs, with the judges the warehouse holds, and publishes nothing;
+    a misspelt --official-judge is told the same way."""
+    warehouse = tmp_path / "w.duckdb"
+    assert run_main(["import-release", "tiif", "--root", str(release)], warehouse).returncode == 0
+    working = Warehouse(warehouse).working
+    before = working.read_bytes()
+    refused = run_main(["build"], warehouse)
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        "the official judge 'default' (no --official-judge: the judge of a bundle naming none) "
+        "has no judgments in this warehouse, which holds the judgments of GPT-4o, QwenVL: pick "
+        "one with `qct2i build --official-judge GPT-4o`. Nothing was built.\n"
+    )
+    misspelt = run_main(["build", "--official-judge", "GPT4o"], warehouse)
+    assert misspelt.returncode == 2
+    assert misspelt.stderr.startswith("the official judge 'GPT4o' (--official-judge) has no ")
+    assert not warehouse.exists()  # nothing published
+    assert working.read_bytes() == before  # and the working copy untouched
+
+
 def test_import_release_strict_and_oneig_are_refused(release, tmp_path):
     warehouse = tmp_path / "w.duckdb"
     refused = run_main(["import-release", "tiif", "--root", str(release), "--strict"], warehouse)
