@@ -109,9 +109,21 @@ def _convert_and_import(args: argparse.Namespace, convert) -> int:
         return cmd_import(args)
 
 
-def add_import_dsg(commands) -> None:
-    from qct2i.cli import _add_wait
+def _add_conversion_options(command: argparse.ArgumentParser) -> None:
+    """The options every release conversion shares: --strict, --out, --append and --wait."""
+    from qct2i.cli import _add_wait  # cli imports this module: its helper is read at call time
 
+    command.add_argument(
+        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
+    )
+    command.add_argument(
+        "--out", help="write the bundle here (absent or empty; default: temporary)"
+    )
+    command.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
+    _add_wait(command)
+
+
+def add_import_dsg(commands) -> None:
     dsg = commands.add_parser(
         "import-dsg", help="convert a DSG release (questions, answers per judge) and import it"
     )
@@ -125,40 +137,28 @@ def add_import_dsg(commands) -> None:
     )
     dsg.add_argument("--ratings", help="the human Likert ratings CSV (bundle table `ratings`)")
     dsg.add_argument(
-        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
-    )
-    dsg.add_argument(
         "--split",
         action="append",
         default=[],
         help="keep only this prompt split of the questions file (item ids <split>_<n>, e.g. "
         "tifa160; repeatable; default: every split)",
     )
-    dsg.add_argument("--out", help="write the bundle here (absent or empty; default: temporary)")
-    dsg.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
-    _add_wait(dsg)
+    _add_conversion_options(dsg)
     dsg.set_defaults(func=cmd_import_dsg)
 
 
 def add_import_release(commands) -> None:
-    from qct2i.cli import _add_wait
-
     release = commands.add_parser(
         "import-release",
         help="convert a release's folder (tiif, dsg) and import it; oneig: --questions-only",
     )
     release.add_argument("format", choices=("tiif", "dsg", "oneig"), help="docs/releases.md")
     release.add_argument("--root", required=True, help="the release's folder (a clone of it)")
-    release.add_argument("--out", help="write the bundle here (absent or empty; default: temp)")
-    release.add_argument(
-        "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
-    )
     release.add_argument(
         "--questions-only",
         action="store_true",
         help="write the prompts and questions only, as the GPU path's question bank, into "
         "--out; import nothing (oneig, which has no answers)",
     )
-    release.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
-    _add_wait(release)
+    _add_conversion_options(release)
     release.set_defaults(func=cmd_import_release)

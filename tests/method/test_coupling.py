@@ -60,22 +60,32 @@ def random_coupling_world(seed: int, sizes=(("en", 9), ("zh", 6)), models=("m1",
 CONTEXT_NAMES = ("edge", "nonanc", "disc")
 
 
+def _pairs_by_prompt(pair_rows):
+    pairs_of = {}
+    for r in pair_rows:
+        pairs_of.setdefault(r["prompt_id"], []).append(r)
+    return pairs_of
+
+
+def _judged_pairs(pairs_of, outcome, origin):
+    """(context, stratum, y1, y2) of each pair of `origin` whose two questions were judged."""
+    for r in pairs_of[origin]:
+        y1 = outcome.get((origin, r["question_id_1"]))
+        y2 = outcome.get((origin, r["question_id_2"]))
+        if y1 is not None and y2 is not None:
+            yield r["context"], r["stratum_key"], y1, y2
+
+
 def brute_force_statistics(pair_rows, outcome, copies):
     """Delta/Gamma of the resampled world built by duplicating prompts, in plain Python.
 
     `copies`: list of origin prompt ids, one entry per copy (a prompt drawn twice appears twice).
     A copy's marginals pool the pairs of every copy of a DIFFERENT origin prompt. Returns
     {effect: statistic or None} = mean over the copies that have the effect."""
-    pairs_of = {}
-    for r in pair_rows:
-        pairs_of.setdefault(r["prompt_id"], []).append(r)
+    pairs_of = _pairs_by_prompt(pair_rows)
 
     def judged(origin):
-        for r in pairs_of[origin]:
-            y1 = outcome.get((origin, r["question_id_1"]))
-            y2 = outcome.get((origin, r["question_id_2"]))
-            if y1 is not None and y2 is not None:
-                yield r["context"], r["stratum_key"], y1, y2
+        return _judged_pairs(pairs_of, outcome, origin)
 
     def delta(origin, context, stratum):
         own = [(a, b) for c, s, a, b in judged(origin) if (c, s) == (context, stratum)]
@@ -194,16 +204,10 @@ def brute_force_weighted_statistics(pair_rows, outcome, weights):
     Generalises `brute_force_statistics` from integer copies to real weights: a prompt's
     marginals pool the other prompts' judged pairs with their weights, and its term enters the
     mean with its weight. Returns {effect: statistic or None}."""
-    pairs_of = {}
-    for r in pair_rows:
-        pairs_of.setdefault(r["prompt_id"], []).append(r)
+    pairs_of = _pairs_by_prompt(pair_rows)
 
     def judged(origin):
-        for r in pairs_of[origin]:
-            y1 = outcome.get((origin, r["question_id_1"]))
-            y2 = outcome.get((origin, r["question_id_2"]))
-            if y1 is not None and y2 is not None:
-                yield r["context"], r["stratum_key"], y1, y2
+        return _judged_pairs(pairs_of, outcome, origin)
 
     def delta(origin, context, stratum):
         own = [(a, b) for c, s, a, b in judged(origin) if (c, s) == (context, stratum)]

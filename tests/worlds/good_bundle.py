@@ -75,6 +75,19 @@ def good() -> dict[str, list[dict]]:
     return copy.deepcopy(GOOD)
 
 
+# The rows of each table of `good()`, counted by hand from the tables above.
+GOOD_ROWS = {
+    "prompts": 3,
+    "questions": 6,
+    "generators": 2,
+    "images": 3,
+    "judgments": 9,
+    "transcriptions": 2,
+    "ratings": 0,
+    "conversion_report": 0,
+}
+
+
 def write(folder: Path, tables: dict[str, list[dict]], fmt: str = "jsonl") -> Path:
     write_bundle(folder, tables, fmt)
     return folder

@@ -12,7 +12,7 @@ import pytest
 
 from ingestion.bundle import BundleError, load_bundle, raw_tables
 from ingestion.bundle.format import TABLES
-from tests.worlds.good_bundle import TAXONOMY, good, raw_rows, write
+from tests.worlds.good_bundle import GOOD_ROWS, TAXONOMY, good, raw_rows, write
 
 # ------------------------------------------------------------------------------------------------
 # Loading
@@ -22,16 +22,7 @@ from tests.worlds.good_bundle import TAXONOMY, good, raw_rows, write
 def test_load_writes_every_raw_table_and_the_import_record(tmp_path):
     counts = load_bundle(write(tmp_path / "b", good()), tmp_path / "wh" / "w.duckdb", TAXONOMY)
 
-    assert counts == {
-        "prompts": 3,
-        "questions": 6,
-        "generators": 2,
-        "images": 3,
-        "judgments": 9,
-        "transcriptions": 2,
-        "ratings": 0,
-        "conversion_report": 0,
-    }
+    assert counts == GOOD_ROWS
     with duckdb.connect(str(tmp_path / "wh" / "w.duckdb"), read_only=True) as con:
         columns = con.execute("DESCRIBE raw.questions").fetchall()
         imports = con.execute(

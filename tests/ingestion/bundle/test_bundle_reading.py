@@ -19,6 +19,7 @@ from ingestion.bundle import read as bundle_read
 from ingestion.bundle.format import TABLES, write_bundle
 from tests.worlds.good_bundle import (
     GOOD,
+    GOOD_ROWS,
     TAXONOMY,
     assert_problem,
     good,
@@ -38,16 +39,7 @@ def test_good_bundle_reads_every_table_with_its_rows(tmp_path, fmt):
     tables = read_bundle(write(tmp_path, good(), fmt), TAXONOMY)
 
     assert set(tables) == set(TABLES)
-    assert {name: t.num_rows for name, t in tables.items()} == {
-        "prompts": 3,
-        "questions": 6,
-        "generators": 2,
-        "images": 3,
-        "judgments": 9,
-        "transcriptions": 2,
-        "ratings": 0,
-        "conversion_report": 0,
-    }
+    assert {name: t.num_rows for name, t in tables.items()} == GOOD_ROWS
     assert tables["transcriptions"]["blocks"].to_pylist() == [["hi", "there"], []]
 
 
