@@ -179,8 +179,12 @@ def resampling_counts(n_units: int, draws: int, rng: np.random.Generator) -> np.
     return np.bincount(flat, minlength=draws * n_units).reshape(draws, n_units).astype(np.float64)
 
 
-def bootstrap_totals(stats: ConceptStats, draws: int, seed: int) -> np.ndarray:
-    """Replicate totals [draws, M, scopes] from W @ S, chunk by chunk."""
+def bootstrap_sums(
+    stats: ConceptStats, draws: int, seed: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Replicate sums (numerator, denominator), each [<= DRAW_CHUNK, M, L, T], from W @ S, chunk
+    by chunk of draws: the one home of the weights' product, which the totals and the capability
+    deficits (`method.deficits`) summarise."""
     n_concepts = len(stats.concept_ids)
     cell_shape = stats.numerator.shape[1:]
     n_cells = int(np.prod(cell_shape))
@@ -200,15 +204,21 @@ def bootstrap_totals(stats: ConceptStats, draws: int, seed: int) -> np.ndarray:
     column_bound = matrix.max(axis=0, initial=0) * n_concepts
     exact32 = is_integer and bool((column_bound < _FLOAT32_EXACT).all())
     matrix = matrix.astype(np.float32 if exact32 else np.float64)
-    out = np.empty((draws, len(stats.model_ids), len(stats.scopes)))
-    start = 0
     for weights in concept_weights(n_concepts, draws, seed):
         sums = np.zeros((len(weights), 2 * n_cells))
         sums[:, used] = weights.astype(matrix.dtype) @ matrix
         num = sums[:, :n_cells].reshape(len(weights), *cell_shape)
         den = sums[:, n_cells:].reshape(len(weights), *cell_shape)
-        out[start : start + len(weights)] = scope_totals(num, den, stats)
-        start += len(weights)
+        yield num, den
+
+
+def bootstrap_totals(stats: ConceptStats, draws: int, seed: int) -> np.ndarray:
+    """Replicate totals [draws, M, scopes] (`bootstrap_sums`, then Eq. 2/3 and HCQ per draw)."""
+    out = np.empty((draws, len(stats.model_ids), len(stats.scopes)))
+    start = 0
+    for num, den in bootstrap_sums(stats, draws, seed):
+        out[start : start + len(num)] = scope_totals(num, den, stats)
+        start += len(num)
     return out
 
 

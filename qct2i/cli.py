@@ -98,11 +98,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     try:
         with writer_lock(warehouse, "qct2i build", args.wait):
             working = prepare_working_copy(warehouse)
-            unjudged = _official_judge_unjudged(working, args.official_judge)
-            if unjudged:
-                print(unjudged, file=sys.stderr)
+            official, refusal = _official_judge(working, args.official_judge)
+            if refusal:
+                print(refusal, file=sys.stderr)
                 return 2
-            build_vars = {"official_judge": args.official_judge} if args.official_judge else {}
+            build_vars = {"official_judge": official} if official else {}
             extra = ["--vars", json.dumps(build_vars)] if build_vars else []
             run_dbt("build", working, extra=extra, echo=True)
             stamp = publish(warehouse, build_vars=build_vars)
@@ -120,17 +120,21 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _official_judge_unjudged(working: Path, named: str | None) -> str | None:
-    """Why the build would score no judgment (the official judge has none while others do), said
-    before dbt runs, with the judges held; None when the judge has judgments or there are none."""
+def _official_judge(working: Path, named: str | None) -> tuple[str | None, str | None]:
+    """(the judge to build with, None for the dbt default; why the build would score no
+    judgment, said before dbt runs with the judges held, or None). A warehouse holding one
+    judge's judgments (a release naming its one judge) builds with it unless told otherwise."""
     from ingestion.bundle.format import DEFAULT_JUDGE_ID
     from ingestion.store.warehouse import judges_held
 
     official, held = named or DEFAULT_JUDGE_ID, judges_held(working)
     if not held or official in held:
-        return None
+        return named, None
+    if not named and len(held) == 1:
+        print(f"official judge: {held[0]} (the one judge this warehouse holds)")
+        return held[0], None
     how = "--official-judge" if named else "no --official-judge: the judge of a bundle naming none"
-    return (
+    return named, (
         f"the official judge {official!r} ({how}) has no judgments in this warehouse, which "
         f"holds the judgments of {', '.join(held)}: pick one with "
         f"`qct2i build --official-judge {held[0]}`. Nothing was built."
@@ -417,7 +421,7 @@ def _add_build(commands: _Commands) -> None:
         "--official-judge",
         metavar="JUDGE_ID",
         help="score the marts with this judge's judgments (dbt var official_judge; default: "
-        "the project's, `default`)",
+        "the project's, `default`, or the warehouse's one judge when it holds only one)",
     )
     _add_wait(build)
     build.set_defaults(func=cmd_build)

@@ -17,6 +17,7 @@ from reporting.page import Section, render_section
 from reporting.reader import Reader, open_reader
 from reporting.sections.agreement import agreement_section
 from reporting.sections.common import count
+from reporting.sections.failures import failures_section
 from reporting.sections.reliability import reliability_section
 from reporting.sections.routing import routing_section
 from reporting.sections.scoring import scoring_section
@@ -41,6 +42,8 @@ REPORT_MARTS = (
     "fct_router_paired",
     "fct_masking_effect",
     "fct_aggregation_robustness",
+    "fct_capability_deficits",
+    "fct_failure_examples",
 )
 # Read when the warehouse has them (CONTRACTS "Additions"; built from multi-judge evidence and
 # human ratings), else the report says they are missing.
@@ -88,6 +91,7 @@ def render_report(warehouse: Path) -> str:
     with open_reader(warehouse) as reader:
         sections = [
             scoring_section(reader),
+            failures_section(reader),
             structure_section(reader),
             routing_section(reader),
             reliability_section(reader),

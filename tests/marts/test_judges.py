@@ -18,7 +18,7 @@ from tests.qct2i.test_cli_import_dsg import _tifa160_questions
 from tests.worlds.hand import write_hand_bundle
 from tests.worlds.judges import write_judges_bundle
 
-JUDGE_MARTS = ("+path:models/marts/judges",)
+JUDGE_MARTS = ("+path:models/marts/judges", "+path:models/marts/failures")
 DRAWS = 200
 WORLD_VARS = (
     "--indirect-selection",
@@ -55,6 +55,21 @@ def _agreement(warehouse) -> dict[str, dict]:
     names = ("judge_a", "judge_b", "n_shared", "agreement_frac", "kappa", "kappa_ci_lo")
     names += ("kappa_ci_hi", "reason", "yes_rate_a", "yes_rate_b")
     return {row[0]: dict(zip(names, row[1:], strict=True)) for row in rows}
+
+
+def test_failure_examples_list_every_judge_and_put_agreed_failures_first(judges_world):
+    """The official judge's "no" on a valid question (tests/worlds/judges.py): m1 p1 q2 (j2 says
+    yes), m1 p3 q1 (both no), m2 p1 q3 (both no); m2 p2 q3 is masked under a missing root."""
+    rows = query(
+        judges_world,
+        "select model_id, capability, example_rank, prompt_id, question_id, judge_answers, "
+        "n_judges_no, n_judges_answered from marts.fct_failure_examples order by all",
+    )
+    assert rows == [
+        ("m1", "color", 1, "p1", "q2", "default: no; j2: yes", 1, 2),
+        ("m1", "man_made", 1, "p3", "q1", "default: no; j2: no", 2, 2),
+        ("m2", "texture", 1, "p1", "q3", "default: no; j2: no", 2, 2),
+    ]
 
 
 def test_judge_agreement_overall_by_hand(judges_world):

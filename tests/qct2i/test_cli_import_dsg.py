@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from ingestion.store.warehouse import Warehouse
-from tests.helpers import query, require_test_data, run_cli
+from tests.helpers import query, require_test_data, run_cli, run_main
 from tests.ingestion.sources.test_dsg_release import (
     ANNS,
     ANSWERS,
@@ -103,3 +103,22 @@ def test_default_import_repairs_and_counts_every_class(tmp_path):
         assert f"{name}={count}" in done.stdout
     working = Warehouse(warehouse).working
     assert query(working, "select count(*) from raw.judgments") == [(5,)]
+
+
+def test_a_release_with_one_judge_is_built_with_that_judge(tmp_path):
+    """A release names its judge (the hand DSG fixture's `j1`), so the default official judge
+    has no judgments; the warehouse holds one judge, so `qct2i build` takes it and says so."""
+    questions, answers = write_dsg_fixture(tmp_path)
+    warehouse = tmp_path / "w.duckdb"
+    args = ["import-dsg", "--questions", str(questions), "--answers", str(answers)]
+    assert run_main(args, warehouse).returncode == 0
+    built = run_main(["build"], warehouse)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert built.stdout.splitlines()[0] == "official judge: j1 (the one judge this warehouse holds)"
+    assert query(warehouse, "select build_vars from main.build_id") == [
+        ('{"official_judge": "j1"}',)
+    ]
+    # every yes/no answer of j1 is a scored record (the marts read j1's judgments)
+    answered = query(warehouse, "select count(answer) from raw.judgments where judge_id = 'j1'")
+    scored = query(warehouse, "select count(outcome) from marts.fct_question_records")
+    assert scored == answered and answered[0][0] > 0

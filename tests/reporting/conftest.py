@@ -70,6 +70,8 @@ class Visit:
 
     charts: dict[str, dict] = field(default_factory=dict)
     tables: list[str] = field(default_factory=list)
+    cells: dict[str, list[list[str]]] = field(default_factory=dict)  # per table: its rows' text
+    active: list[str] = field(default_factory=list)  # script, img, iframe, ... elements, by tag
     errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
 
@@ -86,6 +88,15 @@ CHART_FACTS = """() => Object.fromEntries([...document.querySelectorAll('[data-c
         texts: [...f.querySelectorAll('svg text')].map(t => t.textContent),
     }];
 }))"""
+
+
+TABLE_CELLS = """() => Object.fromEntries([...document.querySelectorAll('[data-table]')].map(t =>
+    [t.dataset.table, [...t.querySelectorAll('tbody tr')].map(
+        r => [...r.querySelectorAll('td')].map(c => c.textContent))]))"""
+# Elements that run, load or embed something: a report has none, whatever its evidence says.
+ACTIVE_ELEMENTS = """() => [...document.querySelectorAll(
+    'script, img, iframe, object, embed, link, a[href]:not([href^="#"]), [onerror], [onload]'
+)].map(e => e.tagName.toLowerCase())"""
 
 
 def visit_offline(browser, html: Path, screenshot: Path) -> Visit:
@@ -112,5 +123,7 @@ def visit_offline(browser, html: Path, screenshot: Path) -> Visit:
     visit.tables = page.evaluate(
         "() => [...document.querySelectorAll('[data-table]')].map(t => t.dataset.table)"
     )
+    visit.cells = page.evaluate(TABLE_CELLS)
+    visit.active = page.evaluate(ACTIVE_ELEMENTS)
     context.close()
     return visit

@@ -24,6 +24,11 @@ EXPECTED_CHARTS = {
     "leaderboard-en": ("fct_rank_reliability", "language_scope = 'en'"),
     "leaderboard-zh": ("fct_rank_reliability", "language_scope = 'zh'"),
     "leaderboard-bilingual": ("fct_rank_reliability", "language_scope = 'bilingual'"),
+    # where each generator fails: capability deficits with their intervals (issue 24)
+    "capability-deficits": (
+        "fct_capability_deficits",
+        "language_scope = 'pooled' and deficit < 0 and deficit_rank <= 3",
+    ),
     # the capability heatmap per scope
     "capabilities-en": ("fct_capability_scores", "language_scope = 'en'"),
     "capabilities-zh": ("fct_capability_scores", "language_scope = 'zh'"),
@@ -45,6 +50,7 @@ EXPECTED_CHARTS = {
     "router-plane": ("agg_router_frontier", "gpu_s_per_mp is not null"),
 }
 EXPECTED_TABLES = {
+    "failure-examples",
     "judge-agreement",  # the marts exist in every build; empty with one judge and no ratings
     "human-agreement",
     "masking-effect",
@@ -62,6 +68,7 @@ def _has_rows(warehouse: Path, mart: str, where: str) -> bool:
 def _assert_clean(visit) -> None:
     assert visit.requests == [], f"the report asked the network for {visit.requests}"
     assert visit.errors == [], f"console errors: {visit.errors}"
+    assert visit.active == [], f"elements that run, load or embed: {visit.active}"
     assert set(visit.tables) == EXPECTED_TABLES
 
 
