@@ -46,6 +46,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             return 2
     warehouse = Warehouse(_pin_warehouse())
     folder = Path(args.folder)
+    image_roots = [Path(root) for root in args.image_root]
     try:
         with writer_lock(warehouse, f"qct2i import {args.folder}", args.wait):
             working = prepare_working_copy(warehouse)
@@ -55,9 +56,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                     working,
                     replace_models=args.replace_model,
                     replace_judges=args.replace_judge,
+                    image_roots=image_roots,
                 )
             else:
-                counts = load_bundle(folder, working)
+                counts = load_bundle(folder, working, image_roots=image_roots)
     except (BundleError, WarehouseBusy) as error:
         print(error, file=sys.stderr)
         return 2
@@ -408,6 +410,15 @@ def _add_import(commands: _Commands) -> None:
         default=[],
         metavar="JUDGE_ID",
         help="with --append: replace this judge's stored judgments with the bundle's (repeatable)",
+    )
+    imp.add_argument(
+        "--image-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder outside the bundle that images.path may lead into; every path must "
+        "resolve (symbolic links followed) inside the bundle folder or such a root, or the "
+        "bundle is refused (repeatable)",
     )
     _add_wait(imp)
     imp.set_defaults(func=cmd_import)

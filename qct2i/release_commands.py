@@ -106,6 +106,7 @@ def _convert_and_import(args: argparse.Namespace, convert) -> int:
             return 2
         print("\n".join(summary(conversion)))
         args.folder, args.replace_model, args.replace_judge = str(out), [], []
+        args.image_root = []  # a converted release names no image files
         return cmd_import(args)
 
 

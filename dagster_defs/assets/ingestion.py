@@ -96,6 +96,8 @@ class BundleImportConfig(dg.Config):
     append: bool = False
     replace_models: list[str] = Field(default_factory=list)
     replace_judges: list[str] = Field(default_factory=list)
+    # `qct2i import --image-root`: folders besides the bundle's that images.path may lead into
+    image_roots: list[str] = Field(default_factory=list)
 
 
 # The GPU path writes its bundle with these assets (dagster_defs/assets/generation.py); the
@@ -152,9 +154,14 @@ def import_bundle(context: dg.AssetExecutionContext, config: BundleImportConfig)
 
 def _import(folder: Path, working: Path, config: BundleImportConfig) -> dict[str, int]:
     """Rows the bundle brought per table (for an append: the rows it added)."""
+    image_roots = [Path(root) for root in config.image_roots]
     if not config.append:
-        return load_bundle(folder, working)
+        return load_bundle(folder, working, image_roots=image_roots)
     result = append_bundle(
-        folder, working, config.replace_models, replace_judges=config.replace_judges
+        folder,
+        working,
+        config.replace_models,
+        replace_judges=config.replace_judges,
+        image_roots=image_roots,
     )
     return result.added

@@ -14,7 +14,9 @@ previous layer could read, so one run reports everything that can be known:
    elements in lists;
 3. meaning: duplicate keys (each table's `TableSpec.key`), references to unknown
    prompts/questions/generators/capabilities, parents outside the prompt, self-parents and cycles,
-   out-of-domain values (language, answer, p_yes, status, sizes, latency, cost).
+   out-of-domain values (language, answer, p_yes, status, sizes, latency, cost), image paths
+   that lead outside the bundle folder and the named image roots (`ingestion.bundle.image_paths`,
+   symbolic links followed).
 
 docs/refusals.md ("What the importer refuses") lists every class with its message.
 

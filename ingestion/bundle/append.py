@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 
 from ingestion.bundle import LINE, BundleError, Problem, read_bundle
 from ingestion.bundle.format import TABLES
+from ingestion.bundle.problems import COMMAND_LINE
 from ingestion.bundle.raw_tables import (
     create_raw_table,
     quoted,
@@ -87,11 +88,13 @@ def append_bundle(
     replace_models: Sequence[str] = (),
     capabilities: set[str] | None = None,
     replace_judges: Sequence[str] = (),
+    image_roots: Sequence[Path] = (),
 ) -> AppendResult:
     """Validate the bundle on its own, then add it to the warehouse's raw tables in one
-    transaction, or raise BundleError listing every contradiction with the stored evidence."""
+    transaction, or raise BundleError listing every contradiction with the stored evidence.
+    `image_roots` as for `read_bundle`."""
     folder, warehouse = Path(folder), Path(warehouse)
-    tables = read_bundle(folder, capabilities, with_lines=True)
+    tables = read_bundle(folder, capabilities, with_lines=True, image_roots=image_roots)
     slices = [_Slice("model_id", model) for model in replace_models]
     slices += [_Slice("judge_id", judge) for judge in replace_judges]
     _refuse_unknown_replacements(folder, tables, slices)
@@ -108,7 +111,7 @@ def _refuse_unknown_replacements(folder, tables, slices: Sequence[_Slice]) -> No
         if not any(_rows_of(tables[name], named) for name in _tables_with(named.column)):
             noun = _SLICE_NOUNS[named.column]
             reason = f"{named.flag}: the bundle holds no rows of this {noun}"
-            problems.append(Problem("(command line)", None, reason))
+            problems.append(Problem(COMMAND_LINE, None, reason))
     if problems:
         raise BundleError(folder, problems)
 

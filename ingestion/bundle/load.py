@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,6 +20,7 @@ from ingestion.bundle.checks import (
     shape_checks,
 )
 from ingestion.bundle.format import QUESTION_ORDER, TABLES
+from ingestion.bundle.image_paths import image_path_problems, image_root_problems
 from ingestion.bundle.manifest import manifest_problems
 from ingestion.bundle.problems import LINE, BundleError, Problem
 from ingestion.bundle.read import ReadTable, read_jsonl, read_parquet, read_table
@@ -34,7 +36,10 @@ def default_capabilities(seed: Path = DEFAULT_TAXONOMY_SEED) -> set[str]:
 
 
 def read_bundle(
-    folder: Path, capabilities: set[str] | None = None, with_lines: bool = False
+    folder: Path,
+    capabilities: set[str] | None = None,
+    with_lines: bool = False,
+    image_roots: Sequence[Path] = (),
 ) -> dict[str, pa.Table]:
     """Every table of the bundle in `folder`, validated, or BundleError listing every problem.
 
@@ -42,7 +47,8 @@ def read_bundle(
     `question_id`): the question's 1-based position within its prompt, in file order.
     `capabilities` defaults to the taxonomy seed's keys. `with_lines` keeps each row's 1-based
     line (JSONL) or row (Parquet) number as a last column, `LINE`, for messages about rows that
-    only later checks find wrong (the append import's contradictions).
+    only later checks find wrong (the append import's contradictions). `image_roots` are the
+    folders besides `folder` that an image's `path` may resolve into (`--image-root`).
     """
     folder = Path(folder)
     # a release's manifest (`qct2i export`) is checked before any file is read: a file that is not
@@ -57,6 +63,7 @@ def read_bundle(
     problems += run_checks(read, capabilities)
     if read["questions"].whole:
         problems += parent_problems(read["questions"])
+    problems += _image_problems(read["images"], folder, image_roots)
     if problems:
         raise BundleError(folder, sorted(problems, key=_problem_order))
     return {name: _accepted_table(table, with_lines) for name, table in read.items()}
@@ -101,9 +108,19 @@ def read_questions_file(path: Path, capabilities: set[str] | None = None) -> pa.
     return _accepted_table(read)
 
 
+def _image_problems(images: ReadTable, folder: Path, image_roots: Sequence[Path]) -> list[Problem]:
+    """Image roots that are not folders, else the images whose path leaves the bundle and them."""
+    root_problems = image_root_problems(image_roots)
+    if root_problems or not images.whole:
+        return root_problems
+    return image_path_problems(images, folder, image_roots)
+
+
 def _problem_order(problem: Problem) -> tuple[int, int, str]:
+    """Problems with what the caller named first, then by table, line and reason."""
     table = Path(problem.file).stem  # 'questions.jsonl' and a missing file's 'questions' alike
-    return list(TABLES).index(table), problem.line or 0, problem.reason
+    position = list(TABLES).index(table) if table in TABLES else -1
+    return position, problem.line or 0, problem.reason
 
 
 def _accepted_table(read: ReadTable, with_lines: bool = False) -> pa.Table:
@@ -127,15 +144,19 @@ def _question_order(questions: pa.Table) -> list[int]:
 
 
 def load_bundle(
-    folder: Path, warehouse: Path, capabilities: set[str] | None = None
+    folder: Path,
+    warehouse: Path,
+    capabilities: set[str] | None = None,
+    image_roots: Sequence[Path] = (),
 ) -> dict[str, int]:
     """Validate the bundle, then replace the warehouse's raw tables with it in one transaction.
 
     Returns the row count of every table. A refused bundle raises BundleError before the warehouse
     is opened; a failure while writing rolls back, leaving the previous raw tables as they were.
+    `image_roots` as for `read_bundle`.
     """
     folder, warehouse = Path(folder), Path(warehouse)
-    tables = read_bundle(folder, capabilities)
+    tables = read_bundle(folder, capabilities, image_roots=image_roots)
     with raw_tables.raw_transaction(warehouse) as con:
         raw_tables.replace_raw_tables(con, folder, tables)
     return {name: table.num_rows for name, table in tables.items()}

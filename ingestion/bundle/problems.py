@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LINE = "_line"  # internal column: the row's 1-based line (JSONL) or row (Parquet) number
+COMMAND_LINE = "(command line)"  # the `file` of a problem with what the caller named, not a file
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,13 @@ def with_cross_format_reference(folder: Path) -> None:
     write_bundle(folder, {"judgments": tables["judgments"]}, "parquet")
 
 
+def with_image_linked_outside(folder: Path) -> None:
+    """GOOD with its image i1 (`img/i1.png`) a symbolic link to a file outside the bundle."""
+    write(folder, good())
+    (folder / "img").mkdir()
+    (folder / "img" / "i1.png").symlink_to("/etc/passwd")
+
+
 def cut_last_line(data: bytes) -> bytes:
     return data[:-15]  # a crash while the last row was written: the line has no end
 
@@ -189,6 +196,36 @@ CATALOGUE = [
         "images.parquet",
         3,
         'image_id "img\\\\i3" is not a safe id',
+    ),
+    # image paths: the judges open them, so they stay inside the bundle folder
+    # (or a named image root: tests/ingestion/bundle/test_image_paths.py)
+    Refused(
+        "image path with ../",
+        with_value("images", 1, "path", "../outside.png"),
+        "images.jsonl",
+        1,
+        'path "../outside.png" resolves outside the bundle folder',
+    ),
+    Refused(
+        "image path absolute, elsewhere",
+        with_value("images", 1, "path", "/etc/passwd"),
+        "images.jsonl",
+        1,
+        'path "/etc/passwd" resolves outside the bundle folder',
+    ),
+    Refused(
+        "image path a symbolic link out",
+        with_image_linked_outside,
+        "images.jsonl",
+        1,
+        'path "img/i1.png" resolves outside the bundle folder through a symbolic link',
+    ),
+    Refused(
+        "image path holding a NUL (Parquet)",
+        with_value("images", 1, "path", "img/i\x001.png", "parquet"),
+        "images.parquet",
+        1,
+        'path "img/i\\u00001.png" holds a NUL character, which no file name can',
     ),
     # p_yes
     Refused(
