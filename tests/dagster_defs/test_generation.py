@@ -89,7 +89,7 @@ def test_generation_asset_draws_every_prompt_and_measures_cost(tmp_path, generat
         assert row["seed"] == image_seed(concept, "lens")
         assert (row["model_id"], row["width"], row["height"], row["steps"]) == ("lens", 32, 32, 2)
         assert row["guidance"] == 1.0 and row["revision"].startswith("local-")
-        assert row["latency_s"] > 0 and row["gpus"] == 0
+        assert row["latency_s"] > 0 and (row["gpus"], row["device"]) == (1, "cpu")  # one device
         assert row["latency_s"] == pytest.approx(row["batch_latency_s"] / row["batch_size"])
         with Image.open(bundle / row["path"]) as image:
             assert image.size == (32, 32)

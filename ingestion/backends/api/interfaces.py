@@ -42,9 +42,15 @@ class GeneratedBatch:
         return sum(r.width * r.height for r in self.requests) / 1e6
 
     @property
+    def devices(self) -> int:
+        """The devices the call held: its GPUs, or one for a CPU run (`gpus` 0). What the
+        bundle's `images.gpus` records, which the import requires to be > 0."""
+        return max(self.gpus, 1)
+
+    @property
     def gpu_seconds(self) -> float:
         """Device seconds: wall latency times the devices it held (a CPU run counts as one)."""
-        return self.latency_s * max(self.gpus, 1)
+        return self.latency_s * self.devices
 
 
 @dataclass(frozen=True)

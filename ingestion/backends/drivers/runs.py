@@ -5,7 +5,9 @@ rows are appended to `<bundle>/images.jsonl` (or judgments/transcriptions) in on
 fsync'd write after its PNGs are on disk (written atomically), so a crash loses at most the batch
 in flight; the existing `import_bundle` asset then validates and loads the folder into the raw
 tables, unchanged. Image rows carry seed, steps, guidance, generator_revision and backend
-(CONTRACTS "Additions", kept in raw.images) and the drawn width x height (the image's own size);
+(CONTRACTS "Additions", kept in raw.images), the drawn width x height (the image's own size) and
+`gpus`, the devices the draw held (`GeneratedBatch.devices`: one for a CPU draw, whose bundle the
+import would refuse with 0, and whose cost is then its latency, as the calibration counts it);
 columns the contract does not know (revision, device, raw_text, reason, ...) stay in the bundle
 files as provenance; the import ignores them. A judgment row
 carries its judge's identity (judge_model, judge_revision, prompt_template_sha: the Judgment's
@@ -216,7 +218,7 @@ def run_generation(
                     "width": width,
                     "height": height,
                     "latency_s": result.latency_s / len(batch),
-                    "gpus": result.gpus,
+                    "gpus": result.devices,  # a CPU draw holds one device (`device` says which)
                     "path": "images/"
                     + store.relative_path(
                         request.model_id, request.prompt_id, request.seed
