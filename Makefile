@@ -90,11 +90,14 @@ validate: $(DEV)
 dsg-figures: $(DEV)
 	$(BIN)/python -m bench.dsg_figures
 
-# TIIF-Bench's published answers (issue 24): RELEASES names a folder holding tiif/ (a copy of
-# github.com/A113N-W3I/TIIF-Bench; no licence, so never in the repository). Writes
+# Figures on published releases (issue 24): RELEASES names a folder holding tiif/ (a copy of
+# github.com/A113N-W3I/TIIF-Bench: its answers built per judge, several minutes) and/or oneig/
+# (github.com/OneIG-Bench/OneIG-Benchmark: its DSG atlas per language, under a minute); neither
+# has a licence, so never in the repository. A release the folder lacks is skipped and its section
+# kept (`python -m bench.release_figures --releases DIR --only oneig` redoes one). Writes
 # bench/release_figures.md.
 release-figures: $(DEV)
-	test -n "$(RELEASES)" || { echo "make release-figures RELEASES=DIR (DIR/tiif: TIIF-Bench)"; exit 2; }
+	test -n "$(RELEASES)" || { echo "make release-figures RELEASES=DIR (DIR/tiif: TIIF-Bench, DIR/oneig: OneIG-Bench)"; exit 2; }
 	$(BIN)/python -m bench.release_figures --releases $(RELEASES)
 
 # Subset estimates (issue 14) on three paper-scale simulated worlds: no shared prompt difficulty

@@ -1,22 +1,38 @@
-"""The figures of docs/releases.md on TIIF-Bench's published answers (issue 24), imported with
-`qct2i import-release tiif` and built with `qct2i build --official-judge` once per judge, exactly
-as a user runs them.
+"""The figures of docs/releases.md on published releases (issue 24), each converted with the real
+`qct2i import-release` command, exactly as a user runs it:
 
-    make release-figures RELEASES=DIR   # DIR/tiif holds a copy of github.com/A113N-W3I/TIIF-Bench
-    .venv/bin/python -m bench.release_figures --releases DIR [--out FILE]
+- TIIF-Bench's published answers (DIR/tiif), imported with `qct2i import-release tiif` and built
+  with `qct2i build --official-judge` once per judge;
+- OneIG-Bench's question graphs (DIR/oneig), which ship no answers: `qct2i import-release oneig
+  --questions-only --out WORK/bank` writes a question bank, and its DSG atlas per language
+  (METHOD 7: prompts, questions, roots, components, their tag counts, depth) comes from the marts
+  themselves, built from that bank (`oneig_figures`).
 
-The release carries no licence: its files stay in DIR, never in the repository. Writes
-`bench/release_figures.md` and prints it. One check is independent of the converter and the
-marts: each (judge, generator)'s share of compliant answers, counted straight from the release's
-result files (an answer equal to the compliant one, trimmed and lower-cased, over the answers that
-are yes or no), must equal the mean native outcome of the warehouse's question records built with
-that judge official; the script stops if one differs.
+    make release-figures RELEASES=DIR   # DIR/tiif: github.com/A113N-W3I/TIIF-Bench,
+                                        # DIR/oneig: github.com/OneIG-Bench/OneIG-Benchmark
+    .venv/bin/python -m bench.release_figures --releases DIR [--only tiif|oneig] [--out FILE]
+
+A release whose folder DIR lacks, or that `--only` leaves out, is skipped (the script says which)
+and its section of the existing FILE is kept as it was, so `--only oneig` redoes the OneIG-Bench
+section in seconds without the TIIF builds (minutes). The releases carry no licence: their files
+stay in DIR, never in the repository. Writes `bench/release_figures.md` and prints it.
+
+Each release has one check independent of the converter and the marts, and the script stops if
+it fails. TIIF-Bench: each (judge, generator)'s share of compliant answers, counted straight from
+the release's result files (an answer equal to the compliant one, trimmed and lower-cased, over
+the answers that are yes or no), must equal the mean native outcome of the warehouse's question
+records built with that judge official. OneIG-Bench: networkx, on the bank's rows alone, must
+count the marts' prompts, questions, roots, components, multi-tag components and each prompt's
+depth (`bench.oneig_atlas.graph_counts`; that module's docstring has a second check, of the
+capability rules).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -25,6 +41,7 @@ import duckdb
 
 from bench.commands import qct2i
 from bench.dsg_figures import _table
+from bench.oneig_atlas import oneig_figures
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 TIIF_JUDGES = ("GPT-4o", "QwenVL")
@@ -164,14 +181,68 @@ def tiif_figures(root: Path, work: Path) -> str:
     return "\n".join(sections)
 
 
-def main() -> int:
+TITLE = "# Figures on published releases (`make release-figures`)\n"
+# The releases in the file's order: (folder under --releases, the heading its section starts with,
+# the function writing that section from the folder and a scratch folder).
+RELEASES = {
+    "tiif": ("## TIIF-Bench", tiif_figures),
+    "oneig": ("## OneIG-Bench", oneig_figures),
+}
+
+
+def sections_of(text: str) -> dict[str, str]:
+    """The release sections of an existing figures file, by release name (a section runs from
+    its `## ` heading to the next one)."""
+    found = {}
+    for part in re.split(r"(?m)^(?=## )", text)[1:]:
+        for name, (heading, _) in RELEASES.items():
+            if part.startswith(heading):
+                found[name] = part.rstrip() + "\n"
+    return found
+
+
+def figures_text(sections: dict[str, str]) -> str:
+    return TITLE + "".join(f"\n{sections[name]}" for name in RELEASES if name in sections)
+
+
+def skip_reason(name: str, folder: Path, only: list[str] | None) -> str | None:
+    """Why a release's section is not redone (None: it is)."""
+    if only and name not in only:
+        return "not asked for (--only)"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--releases", type=Path, required=True, help="a folder holding tiif/")
+    parser.add_argument(
+        "--releases", type=Path, required=True, help="a folder holding tiif/ and/or oneig/"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=list(RELEASES),
+        help="redo this release's section only (repeatable); the others are kept from --out",
+    )
     parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    kept = sections_of(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    sections, done = dict(kept), []
     with tempfile.TemporaryDirectory(prefix="qct2i-releases-") as work:
-        text = "# Figures on published releases (`make release-figures`)\n\n"
-        text += tiif_figures(args.releases / "tiif", Path(work))
+        for name, (heading, figures) in RELEASES.items():
+            folder = args.releases / name
+            why = skip_reason(name, folder, args.only)
+            if why is None:
+                sections[name] = figures(folder, Path(work)).rstrip() + "\n"
+                done.append(name)
+                continue
+            keeping = f"; its section of {args.out} is kept" if name in kept else ""
+            print(f"skipped {heading[3:]}: {why}{keeping}", file=sys.stderr)
+    if not done:
+        print(f"no release to do under {args.releases}: nothing written", file=sys.stderr)
+        return 2
+    text = figures_text(sections)
     args.out.write_text(text, encoding="utf-8")
     print(text)
     return 0
