@@ -1,8 +1,8 @@
 """The dbt project as Dagster assets; dbt tests become asset checks.
 
 Groups follow the dbt folder: `models/intermediate/<area>` and `models/marts/<area>` share the
-area's group (scoring, structure, reliability, routing), so the graph shows the architecture
-rather than one `marts` box; staging and seeds keep their layer's name.
+area's group (scoring, failures, structure, reliability, routing, ...), so the graph shows the
+architecture rather than one `marts` box; staging and seeds keep their layer's name.
 """
 
 import contextlib

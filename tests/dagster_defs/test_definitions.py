@@ -24,7 +24,16 @@ from tests.helpers import query
 pytestmark = pytest.mark.dbt  # `defs()` parses the dbt project; the demo job builds it
 
 SNAPSHOT = Path(__file__).with_name("asset_keys.snapshot.txt")
-AREAS = {"scoring", "structure", "reliability", "routing", "subsets", "judges", "evidence"}
+AREAS = {
+    "scoring",
+    "failures",
+    "structure",
+    "reliability",
+    "routing",
+    "subsets",
+    "judges",
+    "evidence",
+}
 AREA_LAYERS = ("intermediate", "marts")  # staging and semantic (the time spine) are layer groups
 
 
