@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from ingestion.paths import warehouse_path
+from qct2i.evaluate_command import add_evaluate
 from qct2i.release_commands import add_import_dsg, add_import_release
 
 _Commands = argparse._SubParsersAction  # what `add_subparsers` returns
@@ -366,6 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_import,
         add_import_dsg,
         add_import_release,
+        add_evaluate,
         _add_build,
         _add_leaderboard,
         _add_export_marts,

@@ -195,6 +195,22 @@ def make_plan_folder(
     return PlanResult(out, strategy, tuple(concept_ids), n_prompts, estimate, message=message)
 
 
+def write_every_prompt(warehouse: Path, out: Path) -> int:
+    """The plan folder of a full evaluation: every prompt and question of the published
+    warehouse (strategy `full`, every concept's inclusion probability 1); returns the prompts."""
+    out = Path(out)
+    _check_out(out)
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        concept_ids = [c for (c,) in con.execute("select distinct concept_id from raw.prompts")]
+        plan_json = {
+            "strategy": "full",
+            "budget_frac": 1.0,
+            "n_concepts": len(concept_ids),
+            "concepts": dict.fromkeys(sorted(concept_ids), 1.0),
+        }
+        return _write_folder(out, con, sorted(concept_ids), plan_json)
+
+
 @dataclass(frozen=True)
 class _Step:
     stop: bool
@@ -260,4 +276,4 @@ def format_plan(result: PlanResult) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["PlanError", "PlanResult", "format_plan", "make_plan_folder"]
+__all__ = ["PlanError", "PlanResult", "format_plan", "make_plan_folder", "write_every_prompt"]

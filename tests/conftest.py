@@ -47,6 +47,7 @@ BUILT_WORLDS = {
     "demo_warehouse": "dbt",
     "routing_world": "dbt",
     "hand_published": "e2e",
+    "small_demo": "e2e",
     "hand_published_without_transcriptions": "e2e",
     "published": "e2e",
 }
@@ -193,6 +194,25 @@ def hand_published(tmp_path_factory, _unchanged_templates) -> Path:
         return publish_bundle(write_hand_bundle(root / "bundle"), root / "w.duckdb")
 
     return _template(build_once(tmp_path_factory, "hand", build), _unchanged_templates)
+
+
+# A small world in which every structure mart has rows: `qct2i demo --concepts 24 --seed 3`
+SMALL_DEMO = ["--concepts", "24", "--seed", "3"]
+
+
+@pytest.fixture(scope="session")
+def small_demo(tmp_path_factory, _unchanged_templates) -> tuple[Path, str]:
+    """(published warehouse, stdout) of `qct2i demo` on the small world, through the console
+    script, once per run: the report tests read its report, `qct2i evaluate` copies it."""
+
+    def build(root: Path) -> tuple[Path, str]:
+        warehouse = root / "qct2i.duckdb"
+        result = helpers.run_cli(["demo", *SMALL_DEMO], warehouse)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return warehouse, result.stdout
+
+    warehouse, stdout = build_once(tmp_path_factory, "small-demo", build)
+    return _template(warehouse, _unchanged_templates), stdout
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,8 @@ step claims a slot of the Dagster concurrency pool `gpu` (set its limit to the G
 CUDA_VISIBLE_DEVICES, or QCT2I_GENERATOR_DEVICE; dagster_defs/ml_resources.py). Shards append
 to the one images.jsonl under a lock that also drops an image_id already recorded, so neither a
 concurrent shard nor a rerun of a killed one can record an image twice. Only shard 0 measures
-the generator's cost (the calibration is per generator, not per shard).
+the generator's cost (the calibration is per generator, not per shard), and only once per bundle
+and revision: a rerun keeps the measured row, so the bundle's rows stay what was imported.
 
 The partitions come from seeds/generators.csv and QCT2I_GENERATION_SHARDS, so the assets are
 built by `generation_assets()` when the definitions load (`defs()` of definitions.py and of
@@ -148,7 +149,10 @@ def _generated_images_asset(
         prompts = prompts_of_shard(all_prompts, shard, shards)
         generator = image_generator.load(spec)
         generator_row = {"cost_gpu_s_per_mp": None, "cost_source": None}
-        if shard == 0:  # one calibration and one generators row per generator
+        measured = _measured_row(bundle, model_id, generator.revision)
+        if shard == 0 and measured:  # a rerun keeps the cost it measured: the rows stay equal
+            generator_row = measured
+        elif shard == 0:  # one calibration and one generators row per generator
             calibration = None
             if config.calibration_images > 0 and all_prompts:
                 requests = generation_requests(spec, all_prompts)
@@ -182,6 +186,22 @@ def _generated_images_asset(
         )
 
     return generated_images
+
+
+def _measured_row(bundle: Path, model_id: str, revision: str) -> dict | None:
+    """The bundle's generators row of `model_id` when it holds a cost measured at `revision`."""
+    path = bundle / "generators.jsonl"
+    rows = read_rows(path) if path.exists() else []
+    return next(
+        (
+            row
+            for row in rows
+            if row.get("model_id") == model_id
+            and row.get("cost_source") == "measured"
+            and row.get("revision") == revision
+        ),
+        None,
+    )
 
 
 def _judged_images_asset(

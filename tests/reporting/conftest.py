@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import copy_warehouse, run_cli, running_under_ci
-
-SMALL_WORLD = ["--concepts", "24", "--seed", "3"]  # small, yet every structure mart has rows
+from tests.helpers import copy_warehouse, running_under_ci
 
 
 @dataclass(frozen=True)
@@ -26,12 +24,10 @@ class DemoRun:
 
 
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory) -> DemoRun:
-    """`qct2i demo` on a small world, into a fresh warehouse (the Dagster job writes the report)."""
-    warehouse = tmp_path_factory.mktemp("report-demo") / "qct2i.duckdb"
-    result = run_cli(["demo", *SMALL_WORLD], warehouse)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return DemoRun(warehouse, result.stdout)
+def demo_run(small_demo) -> DemoRun:
+    """`qct2i demo` on a small world (the session's, tests/conftest.py): the Dagster job wrote
+    the report beside the warehouse. Tests only read both."""
+    return DemoRun(*small_demo)
 
 
 @pytest.fixture(scope="module")

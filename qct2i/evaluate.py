@@ -1,0 +1,377 @@
+"""`qct2i evaluate MODEL_ID` (issue 25): a new generator from its checkpoint, a registry row or a
+folder of its images to its place on the leaderboard, in one command that runs the steps a user
+would otherwise run one by one, through the same assets, import and build:
+
+    plan (a budget's prompts, or every prompt) -> generate (`gpu/generated_images`; with
+    --images the folder is checked and copied in instead) -> judge (`gpu/judged_images`) -> OCR
+    (`gpu/transcribed_images`) -> `qct2i import --append` -> `qct2i build` -> its rows.
+
+Everything lands in the evaluation's folder beside the warehouse, `evaluations/<MODEL_ID>/`: a
+GPU bundle holding `evaluation.json` (what was asked), the plan's prompts and questions, the
+images, judgments, transcriptions and the generator's row. A rerun of the same command goes on
+where it stopped: the plan is kept, the assets skip what is done (by key), the import adds only
+new rows, and a finished evaluation says that it changed nothing. A user's generator is a row of
+the warehouse's own registry (`ingestion.backends.api.generators`), so it is a partition of the
+GPU assets like any other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ingestion.backends.api.generators import (
+    RegistryError,
+    load_generator_specs,
+    local_generators_path,
+    register_local_generator,
+)
+
+EVALUATION_FILE = "evaluation.json"
+IMAGES_BACKEND = "images"  # the registry backend of a generator whose images were drawn elsewhere
+
+
+class EvaluationRefused(Exception):
+    """An evaluation that cannot start or go on (a message for the user, no traceback)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the generator is called (the registry row's columns; None: the registry default)."""
+
+    steps: int = 28
+    guidance: float = 4.0
+    guidance_arg: str = "guidance_scale"
+    width: int = 1024
+    height: int = 1024
+    gpus: int = 1
+    call_kwargs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `qct2i evaluate` was asked: recorded in evaluation.json, compared on a rerun."""
+
+    model_id: str
+    source: str  # "pipeline", "registry" or "images"
+    pipeline_class: str | None = None
+    weights: str | None = None
+    images: str | None = None
+    settings: Settings | None = None
+    budget: float | None = None  # None: every prompt
+    strategy: str = "irt"
+    seed: int = 0
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def evaluation_folder(warehouse: Path, model_id: str) -> Path:
+    return Path(warehouse).parent / "evaluations" / model_id
+
+
+def check_request(request: Request) -> None:
+    """Refusals that need no warehouse: the budget, the id, the pipeline class."""
+    from ingestion.bundle.format import SAFE_ID_RULE, is_safe_id
+
+    if not is_safe_id(request.model_id):
+        raise EvaluationRefused(f"model id {request.model_id!r} is not a safe id ({SAFE_ID_RULE})")
+    if request.budget is not None and not 0.0 < request.budget <= 1.0:
+        raise EvaluationRefused(f"--budget must be a fraction in (0, 1], not {request.budget}")
+    if request.source == "pipeline" and not request.weights:
+        raise EvaluationRefused("--pipeline-class needs --weights PATH_OR_HUB_ID")
+    specs = load_generator_specs()
+    known = specs.get(request.model_id)
+    if request.source == "registry":
+        if known is None:
+            raise EvaluationRefused(
+                f"--registry: no registry row {request.model_id!r} in seeds/generators.csv or "
+                f"{local_generators_path()}"
+            )
+        return
+    if known is not None and known.origin == "seed":
+        raise EvaluationRefused(
+            f"{request.model_id!r} is a row of seeds/generators.csv: evaluate it with "
+            "--registry, or give your generator an id of its own"
+        )
+    if request.source == "pipeline":
+        check_pipeline_class(request.pipeline_class or "")
+
+
+def check_pipeline_class(name: str) -> None:
+    """The class must be a diffusers pipeline (diffusers is imported here, not at start-up)."""
+    import diffusers
+
+    found = getattr(diffusers, name, None)
+    if not (isinstance(found, type) and issubclass(found, diffusers.DiffusionPipeline)):
+        raise EvaluationRefused(
+            f"--pipeline-class {name!r}: not a diffusers pipeline class (diffusers "
+            f"{diffusers.__version__}); e.g. StableDiffusionPipeline, FluxPipeline"
+        )
+
+
+def registry_row(request: Request, width: int | None = None, height: int | None = None) -> dict:
+    """The warehouse-registry row of a user's generator (the seed's columns)."""
+    settings = request.settings or Settings()
+    images = request.source == "images"
+    return {
+        "model_id": request.model_id,
+        "display_name": request.model_id,
+        "hub_repo_id": (request.images if images else request.weights) or "",
+        "pipeline_class": "" if images else request.pipeline_class or "",
+        "default_steps": "0" if images else str(settings.steps),
+        "default_guidance": "0" if images else str(settings.guidance),
+        "width": str(width or settings.width),
+        "height": str(height or settings.height),
+        "gpus": str(settings.gpus),
+        "backend": IMAGES_BACKEND if images else "diffusers",
+        "guidance_arg": settings.guidance_arg,
+        "call_kwargs": json.dumps(settings.call_kwargs) if settings.call_kwargs else "",
+    }
+
+
+def start_or_resume(request: Request, warehouse: Path, replace: bool) -> tuple[Path, bool]:
+    """The evaluation folder with its plan, and whether it was started now. A folder of another
+    request is refused unless `replace` (then it starts over)."""
+    folder = evaluation_folder(warehouse, request.model_id)
+    recorded = folder / EVALUATION_FILE
+    if recorded.exists():
+        earlier = json.loads(recorded.read_text(encoding="utf-8"))
+        if earlier == request.as_json():
+            return folder, False
+        if not replace:
+            raise EvaluationRefused(
+                f"{recorded}: {request.model_id} was evaluated with other settings "
+                f"({_differences(earlier, request.as_json())}); rerun it as it was, or pass "
+                "--replace to start over (its stored evidence is then replaced)"
+            )
+    elif _has_evidence(warehouse, request.model_id) and not replace:
+        raise EvaluationRefused(
+            f"{warehouse}: the warehouse already holds evidence of {request.model_id!r} that no "
+            "evaluation of this command recorded (other images or settings); pass --replace to "
+            "replace it, or give this generator an id of its own"
+        )
+    shutil.rmtree(folder, ignore_errors=True)
+    _write_plan(request, warehouse, folder)
+    return folder, True
+
+
+def _differences(earlier: dict, now: dict) -> str:
+    changed = [k for k in sorted(set(earlier) | set(now)) if earlier.get(k) != now.get(k)]
+    return ", ".join(f"{k}: {earlier.get(k)!r} then, {now.get(k)!r} now" for k in changed)
+
+
+def _has_evidence(warehouse: Path, model_id: str) -> bool:
+    import duckdb
+
+    if not Path(warehouse).exists():
+        return False
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        (n,) = con.execute(
+            "select count(*) from raw.judgments where model_id = ?", [model_id]
+        ).fetchone()
+    return n > 0
+
+
+def _write_plan(request: Request, warehouse: Path, folder: Path) -> None:
+    """The plan into a scratch folder, evaluation.json beside it, then renamed into place: a
+    killed start leaves no folder that looks begun."""
+    from qct2i.plan import PlanError, make_plan_folder, write_every_prompt
+
+    scratch = folder.with_name(f".{folder.name}.starting")
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        if request.budget is None:
+            write_every_prompt(warehouse, scratch)
+        else:
+            make_plan_folder(
+                warehouse,
+                scratch,
+                request.budget,
+                request.strategy,
+                request.seed,
+                model=request.model_id,
+            )
+        (scratch / EVALUATION_FILE).write_text(
+            json.dumps(request.as_json(), indent=1) + "\n", encoding="utf-8"
+        )
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(scratch, folder)
+    except PlanError as error:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise EvaluationRefused(str(error)) from None
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def register(request: Request, folder: Path) -> None:
+    """The user's generator in the warehouse's own registry (a registry row is used as it is)."""
+    if request.source == "registry":
+        return
+    try:
+        register_local_generator(registry_row(request))
+    except RegistryError as error:
+        raise EvaluationRefused(str(error)) from None
+
+
+def run_gpu_steps(request: Request, folder: Path, log=print) -> None:
+    """Generate (unless the images came from a folder), judge and read text, each a
+    materialisation of the GPU assets on the generator's partition, in this process; every
+    asset skips what the folder already holds."""
+    import dagster as dg
+
+    from dagster_defs.assets.evidence import transcribed_images_asset
+    from dagster_defs.assets.generation import generation_assets
+    from dagster_defs.ml_resources import ml_resources_from_env
+
+    gpu = generation_assets()  # after `register`: the generator is one of its partitions
+    resources = ml_resources_from_env()
+    steps = (
+        []
+        if request.source == "images"
+        else [
+            (
+                gpu.generated_images,
+                dg.MultiPartitionKey({"generator": request.model_id, "shard": s}),
+            )
+            for s in map(str, range(gpu.shards))
+        ]
+    )
+    steps += [
+        (gpu.judged_images, request.model_id),
+        (transcribed_images_asset(gpu), request.model_id),
+    ]
+    for asset, partition in steps:
+        log(f"{asset.key.to_user_string()} [{partition}] ...")
+        result = dg.materialize(
+            [asset],
+            partition_key=partition,
+            resources=resources,
+            run_config={"ops": {asset.op.name: {"config": {"bundle": str(folder)}}}},
+            raise_on_error=False,
+        )
+        if not result.success:
+            raise EvaluationRefused(f"{asset.key.to_user_string()} failed: {_failure(result)}")
+        meta = [e.materialization.metadata for e in result.get_asset_materialization_events()]
+        log("  " + _counts(meta[0] if meta else {}))
+
+
+def _failure(result) -> str:
+    for event in result.all_events:
+        if event.is_step_failure and event.step_failure_data.error:
+            return event.step_failure_data.error.message.strip()
+    return "see the Dagster run's events"
+
+
+COUNTED = ("planned", "drawn", "skipped", "images_judged", "questions", "transcribed")
+
+
+def _counts(metadata) -> str:
+    shown = [f"{k}={metadata[k].value}" for k in COUNTED if k in metadata]
+    return ", ".join(shown) or "done"
+
+
+DONE_FILE = "evaluated.json"  # written after the build that took this folder's evidence
+EVIDENCE_FILES = (
+    "generators.jsonl",
+    "images.jsonl",
+    "judgments.jsonl",
+    "transcriptions.jsonl",
+)
+
+
+def evidence_fingerprint(folder: Path) -> str:
+    """SHA-256 over the evidence files the import reads (absent files count as empty)."""
+    digest = hashlib.sha256()
+    for name in EVIDENCE_FILES:
+        path = folder / name
+        digest.update(name.encode() + b"\0")
+        digest.update(path.read_bytes() if path.exists() else b"")
+    return digest.hexdigest()
+
+
+def is_done(folder: Path) -> bool:
+    """Whether the last build already took every row the folder holds now."""
+    done = folder / DONE_FILE
+    if not done.exists():
+        return False
+    return json.loads(done.read_text(encoding="utf-8")).get("fingerprint") == (
+        evidence_fingerprint(folder)
+    )
+
+
+def mark_done(folder: Path) -> None:
+    partial = folder / f".{DONE_FILE}.partial"
+    partial.write_text(json.dumps({"fingerprint": evidence_fingerprint(folder)}) + "\n", "utf-8")
+    os.replace(partial, folder / DONE_FILE)
+
+
+def result_lines(warehouse: Path, request: Request) -> list[str]:
+    """The generator's rows per scope, with its interval and what its images cost in GPU-s."""
+    import duckdb
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        (gpu_s,) = con.execute(
+            "select sum(latency_s * gpus) from raw.images where model_id = ?", [request.model_id]
+        ).fetchone()
+        if request.budget is None:
+            rows = con.execute(
+                "select l.language_scope, l.hcq_total, l.rank, r.rank_lo, r.rank_hi, "
+                "l.evaluation from marts.fct_hcq_leaderboard l left join "
+                "marts.fct_rank_reliability r using (model_id, language_scope) "
+                "where l.model_id = ? order by l.language_scope",
+                [request.model_id],
+            ).fetchall()
+            table = [f"{'scope':<10} {'HCQ':>7} {'rank':>5}  rank interval  evaluation"]
+            table += [
+                f"{scope:<10} {_points(total)} {rank or '–':>5}  "
+                f"{_interval(lo, hi, 0):<13}  {evaluation}"
+                for scope, total, rank, lo, hi, evaluation in rows
+            ]
+        else:
+            rows = con.execute(
+                "select language_scope, hcq_total, ci_lo, ci_hi, rank, rank_lo, rank_hi, "
+                "n_prompts, strategy from marts.fct_subset_estimates where model_id = ? "
+                "order by language_scope",
+                [request.model_id],
+            ).fetchall()
+            table = [f"{'scope':<10} {'HCQ':>7}  {'95% interval':<15} {'rank':>5}  rank interval"]
+            table += [
+                f"{scope:<10} {_points(total)}  {_interval(lo, hi, 2):<15} {rank or '–':>5}  "
+                f"{_interval(rlo, rhi, 0)}"
+                for scope, total, lo, hi, rank, rlo, rhi, _, _ in rows
+            ]
+    how = "every prompt" if request.budget is None else f"a {request.strategy} plan"
+    spent = "unknown" if gpu_s is None else f"{gpu_s:,.1f}"
+    return [f"{request.model_id} on {how}: {spent} GPU-s for its images", *table]
+
+
+def _points(value) -> str:
+    return f"{value:7.2f}" if value is not None else f"{'–':>7}"
+
+
+def _interval(lo, hi, decimals: int) -> str:
+    if lo is None or hi is None:
+        return "–"
+    return f"[{lo:.{decimals}f}, {hi:.{decimals}f}]"
+
+
+__all__ = [
+    "EvaluationRefused",
+    "Request",
+    "Settings",
+    "check_request",
+    "evaluation_folder",
+    "is_done",
+    "mark_done",
+    "register",
+    "registry_row",
+    "result_lines",
+    "run_gpu_steps",
+    "start_or_resume",
+]
