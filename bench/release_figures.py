@@ -116,7 +116,35 @@ def judge_section(con: duckdb.DuckDBPyConnection, judge: str, check: str) -> str
     return (
         f"### Official judge {judge}\n\n{check}. The 95% rank intervals separate {separated} of "
         f"the {pairs} generator pairs.\n\n{board}\n\nEach generator's three lowest capability "
-        f"scores (HCQ points, this judge):\n\n{worst}\n"
+        f"scores (HCQ points, this judge):\n\n{worst}\n\n{deficit_table(con)}\n"
+    )
+
+
+def deficit_table(con: duckdb.DuckDBPyConnection) -> str:
+    """Each generator's three capabilities furthest below the field (fct_capability_deficits:
+    score minus the other generators' mean, with its 95% concept-bootstrap interval), and how
+    many of its capabilities sit wholly below the field."""
+    table = _table(
+        con,
+        """
+        select model_id,
+               count(*) filter (where is_below_field) as n_below_field,
+               string_agg(
+                   case when deficit_rank <= 3 and deficit < 0 then
+                       capability || ' ' || printf('%+.1f', deficit)
+                       || ' [' || printf('%+.1f', deficit_ci_lo) || ', '
+                       || printf('%+.1f', deficit_ci_hi) || ']' end,
+                   ', ' order by deficit_rank) as furthest_below_field
+        from marts.fct_capability_deficits
+        where language_scope = 'en'  -- TIIF is English
+        group by model_id order by n_below_field desc, model_id
+        """,
+    )
+    return (
+        "Where each generator fails: its three capabilities furthest below the field (score "
+        "minus the other generators' mean, points, with the 95% concept-bootstrap interval; "
+        "`fct_capability_deficits`), and how many of its capabilities have an interval wholly "
+        f"below 0:\n\n{table}"
     )
 
 

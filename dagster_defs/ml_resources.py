@@ -15,7 +15,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from ingestion.backends.api.generators import GeneratorSpec, load_generator_specs
+from ingestion.backends.api.generators import LOCAL, GeneratorSpec, load_generator_specs
 from ingestion.backends.api.registry import create
 from ingestion.backends.tiny.models import (
     TINY_SD_OVERRIDES,
@@ -64,6 +64,8 @@ class ImageGeneratorResource(dg.ConfigurableResource):
 
     def spec(self, model_id: str) -> GeneratorSpec:
         spec = load_generator_specs()[model_id]
+        if spec.origin == LOCAL:  # a user's generator (`qct2i evaluate`): its own weights
+            return spec
         if self.profile == "cpu":
             folder = Path(self.tiny_dir or default_tiny_dir()) / "stable_diffusion"
             return spec.with_overrides(source=_tiny(folder, "sd"), **TINY_SD_OVERRIDES)

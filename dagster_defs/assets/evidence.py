@@ -16,19 +16,29 @@ The OCR asset shares generation's partitions, so `transcribed_images_asset` buil
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from dagster_defs.assets.generation import (
     GPU_POOL,
     GenerationAssets,
     default_gpu_bundle_dir,
+    refused_as_failure,
 )
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
 from ingestion.backends.drivers.question_runs import run_question_construction
+from ingestion.backends.drivers.runs import image_rows
 from ingestion.backends.drivers.transcription_runs import run_transcription
+from ingestion.bundle.problems import BundleError
 
 
 class EvidenceConfig(dg.Config):
     bundle: str | None = None  # default: the GPU bundle (generation.default_gpu_bundle_dir)
+
+
+class TranscriptionConfig(EvidenceConfig):
+    # as judging's (generation.JudgingConfig) and the import's: folders besides the bundle's that
+    # images.path may lead into; any other path outside refuses the run before the reader loads
+    image_roots: list[str] = Field(default_factory=list)
 
 
 TRANSCRIBED_IMAGES_KEY = dg.AssetKey(["gpu", "transcribed_images"])
@@ -50,12 +60,23 @@ def transcribed_images_asset(generation: GenerationAssets) -> dg.AssetsDefinitio
     )
     def transcribed_images(
         context: dg.AssetExecutionContext,
-        config: EvidenceConfig,
+        config: TranscriptionConfig,
         text_transcriber: TextTranscriberResource,
     ) -> dg.MaterializeResult:
         bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
-        transcriber = text_transcriber.load()
-        stats = run_transcription(transcriber, bundle, context.partition_key, log=context.log.info)
+        image_roots = [Path(root) for root in config.image_roots]
+        try:
+            image_rows(bundle, image_roots)  # an image path outside refuses before the reader loads
+            transcriber = text_transcriber.load()
+            stats = run_transcription(
+                transcriber,
+                bundle,
+                context.partition_key,
+                log=context.log.info,
+                image_roots=image_roots,
+            )
+        except BundleError as refused:
+            raise refused_as_failure(refused) from None
         return dg.MaterializeResult(
             metadata={
                 "bundle": str(bundle),

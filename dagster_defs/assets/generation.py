@@ -5,7 +5,10 @@ Both append to a GPU bundle folder (default <warehouse folder>/bundles/gpu, hold
 and questions.jsonl put there beforehand); `import_bundle` with that folder loads the result into
 the raw tables, which is why they are upstream of `raw/images` and `raw/judgments` in the asset
 graph (jobs `demo` and `import_and_build` leave them out). See `ingestion.backends.drivers.runs`
-for the resumability contract, where the judge's identity is part of "already judged".
+for the resumability contract, where the judge's identity is part of "already judged". Judging
+(and OCR, evidence.py) first refuses a bundle with an image path outside its folder and the
+config's `image_roots` (`runs.image_rows`, the import's rule), before the judge loads: the run
+fails with the import's file:line messages (`refused_as_failure`).
 
 Spreading one generator over GPUs (docs/distributed_generation.md): `generated_images` has one
 partition per (generator, shard); a concept's shard is `ingestion.backends.drivers.shards`' stable
@@ -28,17 +31,20 @@ import os
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
 from ingestion.backends.api.generators import generator_model_ids
 from ingestion.backends.drivers.calibration import calibrate_cost, record_generator
 from ingestion.backends.drivers.runs import (
     generation_requests,
+    image_rows,
     read_rows,
     run_adjudication,
     run_generation,
 )
 from ingestion.backends.drivers.shards import prompts_of_shard, shard_count_from_env
+from ingestion.bundle.problems import BundleError
 from ingestion.paths import warehouse_path
 
 GENERATED_IMAGES_KEY = dg.AssetKey(["gpu", "generated_images"])
@@ -63,6 +69,18 @@ class GenerationConfig(dg.Config):
     # GPU-s/MP as the paper defines it (`ingestion.backends.drivers.calibration`): an untimed
     # warm-up, then this many batch-1 draws; 0 records the generator without a measured cost
     calibration_images: int = 3
+
+
+class JudgingConfig(GenerationConfig):
+    # as `import_bundle`'s (`qct2i import --image-root`): folders besides the bundle's that
+    # images.path may lead into; any other path outside the bundle refuses the run before the
+    # judge loads, as the import would refuse the bundle
+    image_roots: list[str] = Field(default_factory=list)
+
+
+def refused_as_failure(refused: BundleError) -> dg.Failure:
+    """A refused bundle as the run's failure: its problems, not a traceback (as the import)."""
+    return dg.Failure(description=str(refused))
 
 
 class _InjectedCrash(RuntimeError):
@@ -181,19 +199,25 @@ def _judged_images_asset(
     )
     def judged_images(
         context: dg.AssetExecutionContext,
-        config: GenerationConfig,
+        config: JudgingConfig,
         question_judge: QuestionJudgeResource,
     ) -> dg.MaterializeResult:
         bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
-        judge = question_judge.load()
-        stats = run_adjudication(
-            judge,
-            bundle,
-            context.partition_key,
-            log=context.log.info,
-            chunk_images=question_judge.chunk_images,
-            judge_id=question_judge.judge_id,
-        )
+        image_roots = [Path(root) for root in config.image_roots]
+        try:
+            image_rows(bundle, image_roots)  # an image path outside refuses before the judge loads
+            judge = question_judge.load()
+            stats = run_adjudication(
+                judge,
+                bundle,
+                context.partition_key,
+                log=context.log.info,
+                chunk_images=question_judge.chunk_images,
+                judge_id=question_judge.judge_id,
+                image_roots=image_roots,
+            )
+        except BundleError as refused:
+            raise refused_as_failure(refused) from None
         questions = stats.questions
         return dg.MaterializeResult(
             metadata={

@@ -6,13 +6,17 @@ A relative path is taken from the bundle folder, as the judging and transcriptio
 (`bundle / path`); an absolute one must lie under the bundle folder or an image root. Only where a
 path leads is checked: a file that does not exist is accepted, as it always was (a bundle of
 judgments whose images were not kept).
+
+The one home of the rule: the import checks a read table (`image_path_problems`), the judging and
+transcription runs (`ingestion.backends.drivers.runs`) the rows they read from images.jsonl before
+any model is loaded (`path_problems`), so both refuse the same paths with the same words.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -40,13 +44,25 @@ def image_path_problems(
     rows = images.table.filter(pc.is_valid(images.table["path"]))
     if not rows.num_rows:
         return []
+    lines_and_paths = zip(rows[LINE].to_pylist(), rows["path"].to_pylist(), strict=True)
+    return path_problems(images.file, lines_and_paths, folder, image_roots)
+
+
+def path_problems(
+    file: str,
+    lines_and_paths: Iterable[tuple[int, str]],
+    folder: Path,
+    image_roots: Sequence[Path] = (),
+) -> list[Problem]:
+    """One problem (`file`, line, where the path leads) per (line, path) whose path leads outside
+    `folder` and every root: the rule on plain rows, for callers that read a file themselves."""
     resolver = _Resolver(os.path.realpath(folder))
     roots = _prefixes([resolver.folder, *(os.path.realpath(root) for root in image_roots)])
     problems = []
-    for line, path in zip(rows[LINE].to_pylist(), rows["path"].to_pylist(), strict=True):
+    for line, path in lines_and_paths:
         reason = _escape_reason(path, resolver, roots, has_image_roots=bool(image_roots))
         if reason:
-            problems.append(Problem(images.file, line, reason))
+            problems.append(Problem(file, line, reason))
     return problems
 
 

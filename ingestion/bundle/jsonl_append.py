@@ -25,6 +25,18 @@ def read_rows(path: Path) -> Iterator[dict]:
         yield from _rows_of(itertools.takewhile(lambda line: line.endswith("\n"), f))
 
 
+def read_numbered_rows(path: Path) -> Iterator[tuple[int, dict]]:
+    """(1-based line, row) of the rows `read_rows` yields, lines counted as the import counts
+    them (skipped lines included), for messages that name the line."""
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as f:
+        whole = itertools.takewhile(lambda line: line.endswith("\n"), f)
+        for number, line in enumerate(whole, 1):
+            for row in _rows_of((line,)):
+                yield number, row
+
+
 def append_rows(path: Path, rows: Sequence[dict], unique_key: str | None = None) -> int:
     """Append whole lines under an exclusive lock (partitions and prompt shards may run at once,
     on one node or several sharing the folder over a filesystem with working locks, e.g. NFSv4);

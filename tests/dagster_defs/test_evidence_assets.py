@@ -17,6 +17,7 @@ from dagster_defs.assets.generation import generation_assets
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
 from ingestion.backends.tiny.models import build_tiny_qwen3_vl
 from tests.ingestion.backends.forced_answers import force_answer
+from tests.ingestion.backends.recording_models import RecordingReader
 
 ANSWER = '{"blocks": ["hello", "open"]}'
 WITH_TEXT = ("c001-en", "c002-en")  # prompts with a text target; c003-en has none
@@ -88,6 +89,55 @@ def test_a_reading_cut_at_the_token_limit_is_counted_unavailable_not_dropped(tmp
         ("unavailable", "truncated", ())
     }
     assert (meta["ok"], meta["unavailable_truncated"], meta["max_new_tokens"]) == (0, 2, 4)
+
+
+class _NeverLoadedReader(TextTranscriberResource):
+    def load(self):
+        raise AssertionError("the reader was loaded for a bundle that must be refused first")
+
+
+def test_a_symbolic_link_out_of_the_bundle_fails_the_ocr_asset_before_the_reader_loads(tmp_path):
+    bundle = _bundle(tmp_path)
+    secret = tmp_path.resolve() / "secret.png"
+    secret.write_bytes(b"not the bundle's")
+    (bundle / "images/lens/c002-en.png").unlink()
+    (bundle / "images/lens/c002-en.png").symlink_to(secret)
+
+    with pytest.raises(dg.Failure) as failed:
+        _materialize(bundle, _NeverLoadedReader(profile="cpu"))
+
+    assert failed.value.description == (
+        f"bundle {bundle} refused (1 problems):\n"
+        'images.jsonl:2: path "images/lens/c002-en.png" resolves outside the bundle folder '
+        f'through a symbolic link, to "{secret}" (name its folder with --image-root DIR to '
+        "allow it)"
+    )
+    assert not (bundle / "transcriptions.jsonl").exists()
+
+
+class _RecordingReaderResource(TextTranscriberResource):
+    def load(self):
+        return RecordingReader()
+
+
+def test_the_ocr_asset_takes_image_roots_as_the_import_does(tmp_path):
+    bundle = _bundle(tmp_path)
+    shared = tmp_path.resolve() / "shared"
+    shared.mkdir()
+    (bundle / "images/lens/c002-en.png").unlink()
+    (bundle / "images/lens/c002-en.png").symlink_to(shared / "c002-en.png")
+    transcribed_images = transcribed_images_asset(generation_assets())
+    config = {"bundle": str(bundle), "image_roots": [str(shared)]}
+
+    result = dg.materialize(
+        [transcribed_images],
+        partition_key="lens",
+        resources={"text_transcriber": _RecordingReaderResource(profile="cpu")},
+        run_config={"ops": {transcribed_images.op.name: {"config": config}}},
+    )
+
+    (event,) = result.get_asset_materialization_events()
+    assert event.materialization.metadata["transcribed"].value == 2
 
 
 QUESTIONS_JSON = json.dumps(

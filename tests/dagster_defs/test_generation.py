@@ -15,6 +15,7 @@ from PIL import Image
 from dagster_defs.assets.generation import FAIL_AFTER_ENV, generation_assets
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
 from ingestion.backends.api.generators import image_seed
+from tests.ingestion.backends.recording_models import RecordingJudge
 
 CONCEPTS = ("c001", "c002", "c003")
 GPU = generation_assets()  # this environment's: every generator of the seed, its shard count
@@ -196,3 +197,60 @@ def test_a_judge_change_answers_every_image_again(tmp_path, generator_resource, 
         ("default", runs[0]["judge_revision"]): 12,
         ("b", "rev-b"): 12,
     }
+
+
+class _NeverLoadedJudge(QuestionJudgeResource):
+    def load(self):
+        raise AssertionError("the judge was loaded for a bundle that must be refused first")
+
+
+_LOADED: list[RecordingJudge] = []  # the judges _RecordingJudgeResource loaded, in order
+
+
+class _RecordingJudgeResource(QuestionJudgeResource):
+    def load(self):
+        _LOADED.append(RecordingJudge())
+        return _LOADED[-1]
+
+
+def _judge_with(bundle: Path, resource, **config):
+    return dg.materialize(
+        [judged_images],
+        partition_key="lens",
+        resources={"question_judge": resource},
+        run_config={"ops": {judged_images.op.name: {"config": {"bundle": str(bundle), **config}}}},
+    )
+
+
+def test_an_image_path_outside_the_bundle_fails_the_judge_asset_before_the_judge_loads(tmp_path):
+    bundle = _bundle(tmp_path)
+    place = tmp_path.resolve()
+    image = {"prompt_id": "c001-en", "model_id": "lens", "path": "../outside.png"}
+    (bundle / "images.jsonl").write_text(json.dumps(image) + "\n")
+
+    with pytest.raises(dg.Failure) as failed:
+        _judge_with(bundle, _NeverLoadedJudge())
+
+    assert failed.value.description == (
+        f"bundle {bundle} refused (1 problems):\n"
+        f'images.jsonl:1: path "../outside.png" resolves outside the bundle folder, to '
+        f'"{place}/outside.png" (name its folder with --image-root DIR to allow it)'
+    )
+    assert not (bundle / "judgments.jsonl").exists()
+
+
+def test_the_judge_asset_takes_image_roots_as_the_import_does(tmp_path):
+    bundle = _bundle(tmp_path)
+    shared = tmp_path.resolve() / "shared"
+    shared.mkdir()
+    image = {"prompt_id": "c001-en", "model_id": "lens", "path": f"{shared}/c001-en.png"}
+    (bundle / "images.jsonl").write_text(json.dumps(image) + "\n")
+    _LOADED.clear()
+
+    with pytest.raises(dg.Failure, match="resolves outside the bundle folder"):
+        _judge_with(bundle, _NeverLoadedJudge())
+    result = _judge_with(bundle, _RecordingJudgeResource(), image_roots=[str(shared)])
+
+    assert _meta(result, "judged_images")["images_judged"] == 1
+    assert [judge.opened for judge in _LOADED] == [[f"{shared}/c001-en.png"]]
+    assert [r["prompt_id"] for r in _rows(bundle / "judgments.jsonl")] == ["c001-en", "c001-en"]

@@ -22,6 +22,11 @@ judge in the same bundle needs a judge_id of its own: two identities under one j
 refused there as duplicates, loudly, rather than mixed. Images are judged in chunks
 (`judge_many`, one vLLM generate() call per chunk); each chunk's rows are one append, so a crash
 loses at most the chunk in flight.
+Image paths stay inside: the judging and transcription runs open each image at `bundle / path`,
+so they read images.jsonl through `image_rows`, which refuses (BundleError, file, line and where
+the path leads, in the import's words: `ingestion.bundle.image_paths`) every row whose path
+resolves, symbolic links followed, outside the bundle folder and the named image roots, before
+anything is judged or written; the assets call it before the model is loaded.
 """
 
 from __future__ import annotations
@@ -45,9 +50,16 @@ from ingestion.backends.api.interfaces import (
 )
 from ingestion.backends.drivers.image_store import ImageStore
 from ingestion.bundle.format import DEFAULT_JUDGE_ID
-from ingestion.bundle.jsonl_append import append_rows, read_rows  # re-exported (question runs)
+from ingestion.bundle.image_paths import image_root_problems, path_problems
+from ingestion.bundle.jsonl_append import (  # re-exported (question runs)
+    append_rows,
+    read_numbered_rows,
+    read_rows,
+)
+from ingestion.bundle.problems import BundleError
 
 Log = Callable[[str], None]
+IMAGES_FILE = "images.jsonl"
 
 
 def batched(items: Sequence, size: int) -> Iterator[Sequence]:
@@ -199,16 +211,39 @@ def judgment_row(
     return {**row, "judge_id": judge_id}
 
 
+def image_rows(bundle: Path, image_roots: Sequence[Path] = ()) -> list[dict]:
+    """The rows of <bundle>/images.jsonl, or BundleError when an image root is not a folder or
+    any row's path resolves (symbolic links followed) outside the bundle folder and every root:
+    the import's rule and words (`ingestion.bundle.image_paths`), applied to every row, not only
+    to the generator being judged, since the import would refuse the bundle for any of them."""
+    bundle = Path(bundle)
+    numbered = list(read_numbered_rows(bundle / IMAGES_FILE))
+    problems = image_root_problems(image_roots) or path_problems(
+        IMAGES_FILE,
+        [(line, row["path"]) for line, row in numbered if isinstance(row.get("path"), str)],
+        bundle,
+        image_roots,
+    )
+    if problems:
+        raise BundleError(bundle, problems)
+    return [row for _, row in numbered]
+
+
 def images_to_process(
-    bundle: Path, model_id: str, prompt_ids: Iterable[str], done: set[tuple[str, str]]
+    bundle: Path,
+    model_id: str,
+    prompt_ids: Iterable[str],
+    done: set[tuple[str, str]],
+    image_roots: Sequence[Path] = (),
 ) -> tuple[list[dict], list[dict]]:
     """(the images of `model_id` whose prompt is in `prompt_ids`, those of them whose
     (prompt_id, model_id) is not `done`): what a judging or transcription run plans, and what it
-    has left (a rerun skips the rest)."""
+    has left (a rerun skips the rest). A path leading outside the bundle folder and
+    `image_roots` refuses the bundle (`image_rows`) before anything is planned."""
     wanted = set(prompt_ids)
     images = [
         r
-        for r in read_rows(bundle / "images.jsonl")
+        for r in image_rows(bundle, image_roots)
         if r["model_id"] == model_id and r["prompt_id"] in wanted
     ]
     return images, [r for r in images if (r["prompt_id"], r["model_id"]) not in done]
@@ -221,11 +256,14 @@ def run_adjudication(
     log: Log = print,
     chunk_images: int = 1,
     judge_id: str = DEFAULT_JUDGE_ID,
+    image_roots: Sequence[Path] = (),
 ) -> RunStats:
     """Judge every question of every image of `model_id` in the bundle, `chunk_images` images
     per `judge.judge_many` call, appending each chunk's rows to <bundle>/judgments.jsonl in one
     write (a crash loses at most the chunk in flight); images this judge (its identity, under
-    `judge_id`) already judged are skipped, another judge's rows count for nothing."""
+    `judge_id`) already judged are skipped, another judge's rows count for nothing. A bundle with
+    an image path outside its folder and `image_roots` is refused (BundleError) before any image
+    is judged."""
     if chunk_images < 1:
         raise ValueError(f"chunk_images must be at least 1, not {chunk_images}")
     validate_id(judge_id, "judge_id")
@@ -235,7 +273,7 @@ def run_adjudication(
     questions: dict[str, list[tuple[str, str]]] = {}
     for q in read_rows(bundle / "questions.jsonl"):
         questions.setdefault(q["prompt_id"], []).append((q["question_id"], q["text"]))
-    images, pending = images_to_process(bundle, model_id, questions, judged)
+    images, pending = images_to_process(bundle, model_id, questions, judged, image_roots)
     stats = RunStats(planned=len(images))
     stats.skipped = len(images) - len(pending)
     start = time.perf_counter()

@@ -7,14 +7,16 @@ the raw answer as provenance. An `unavailable` transcription (truncated at the t
 answer that is not a block list) is written and counted like an `ok` one, so it leaves Eq. 3
 visibly (METHOD 3), never by silence. The bundle holds one transcription per image (the table's
 key is (prompt, generator)), so a run with another OCR model than the one that wrote the rows is
-refused before it reads anything; an image is done when its row is there.
+refused before it reads anything; an image is done when its row is there. An image path that
+leads outside the bundle folder and the named image roots refuses the bundle before any image is
+read, as for judging (`runs.image_rows`).
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,16 +84,18 @@ def run_transcription(
     bundle: Path,
     model_id: str,
     log: Log = print,
+    image_roots: Sequence[Path] = (),
 ) -> TranscriptionStats:
     """Transcribe every image of `model_id` whose prompt has a text target; images with a row
-    are skipped."""
+    are skipped. A bundle with an image path outside its folder and `image_roots` is refused
+    (BundleError, as by the import) before any image is read."""
     bundle = Path(bundle)
     rows_file = bundle / "transcriptions.jsonl"
     existing = list(read_rows(rows_file))
     refuse_other_reader(existing, transcriber.ocr_model, transcriber.ocr_revision)
     done = {(r["prompt_id"], r["model_id"]) for r in existing}
     with_text = prompts_with_text_targets(read_rows(bundle / "questions.jsonl"))
-    images, pending = images_to_process(bundle, model_id, with_text, done)
+    images, pending = images_to_process(bundle, model_id, with_text, done, image_roots)
     stats = TranscriptionStats(planned=len(images))
     stats.skipped = len(images) - len(pending)
     start = time.perf_counter()
