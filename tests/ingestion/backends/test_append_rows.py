@@ -1,17 +1,18 @@
-"""`runs.append_rows` after a crash mid-write: the torn last line is cut, whatever its length,
-and every whole line before it stays. Expected files are written out by hand."""
+"""`runs.append_rows` (the bundle's appender, `ingestion.bundle.jsonl_append`) after a crash
+mid-write: the torn last line is cut, whatever its length, and every whole line before it stays.
+Expected files are written out by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from ingestion.backends.drivers import runs
 from ingestion.backends.drivers.runs import append_rows
+from ingestion.bundle.jsonl_append import _TAIL_BLOCK
 
 WHOLE = b'{"image_id": "a"}\n{"image_id": "b"}\n'
 
 
-@pytest.mark.parametrize("torn_length", [1, 5, 3 * runs._TAIL_BLOCK + 7])
+@pytest.mark.parametrize("torn_length", [1, 5, 3 * _TAIL_BLOCK + 7])
 def test_a_torn_last_line_is_cut_before_the_append(tmp_path, torn_length):
     path = tmp_path / "images.jsonl"
     path.write_bytes(WHOLE + b'{"image_id": "' + b"x" * torn_length)
@@ -23,7 +24,7 @@ def test_a_torn_last_line_is_cut_before_the_append(tmp_path, torn_length):
 
 def test_a_file_holding_only_a_torn_line_is_emptied_first(tmp_path):
     path = tmp_path / "images.jsonl"
-    path.write_bytes(b'{"image_id": "a"' + b" " * (runs._TAIL_BLOCK + 3))
+    path.write_bytes(b'{"image_id": "a"' + b" " * (_TAIL_BLOCK + 3))
 
     append_rows(path, [{"image_id": "c"}], unique_key="image_id")
 
