@@ -134,6 +134,20 @@ def registry_row(request: Request, width: int | None = None, height: int | None 
     }
 
 
+def images_generator_row(request: Request) -> dict:
+    """The bundle `generators` row of a generator whose images came from a folder: no hub id,
+    no pipeline, no cost of its own (the marts measure one from the images' latency and GPUs)."""
+    return {
+        "model_id": request.model_id,
+        "display_name": request.model_id,
+        "cost_gpu_s_per_mp": None,
+        "hub_id": None,
+        "revision": None,
+        "pipeline_class": None,
+        "cost_source": None,
+    }
+
+
 def start_or_resume(request: Request, warehouse: Path, replace: bool) -> tuple[Path, bool]:
     """The evaluation folder with its plan, and whether it was started now. A folder of another
     request is refused unless `replace` (then it starts over)."""
@@ -367,6 +381,7 @@ __all__ = [
     "Settings",
     "check_request",
     "evaluation_folder",
+    "images_generator_row",
     "is_done",
     "mark_done",
     "register",

@@ -65,8 +65,9 @@ def _add_images(request, folder: Path) -> None:
         read_image_folder,
     )
 
+    from ingestion.backends.drivers.calibration import upsert_generator_row
     from ingestion.backends.drivers.runs import read_rows
-    from qct2i.evaluate import EvaluationRefused
+    from qct2i.evaluate import EvaluationRefused, images_generator_row
 
     prompt_ids = [row["prompt_id"] for row in read_rows(folder / "prompts.jsonl")]
     try:
@@ -74,6 +75,7 @@ def _add_images(request, folder: Path) -> None:
     except ImageFolderError as error:
         raise EvaluationRefused(str(error)) from None
     added = add_folder_images(images, request.model_id, folder)
+    upsert_generator_row(folder, images_generator_row(request))
     print(f"images: {added} added from {request.images} ({len(images) - added} already there)")
 
 

@@ -9,13 +9,16 @@ ends at once."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import copy_warehouse, query, run_cli, run_main
-from tests.ingestion.backends.forced_answers import force_answer
+from tests.ingestion.backends.forced_answers import force_answer, force_judge_answer
 
 MODEL = "tiny-new"
 OCR_ANSWER = '{"blocks": ["x"]}'
@@ -27,6 +30,16 @@ def tiny_models(tiny_vl, tmp_path_factory) -> Path:
     """QCT2I_TINY_MODELS for the cpu profile: the tiny Qwen3-VL, its OCR answer forced."""
     root = tmp_path_factory.mktemp("tiny-models")
     shutil.copytree(tiny_vl, root / "qwen3_vl")
+    force_answer(root / "qwen3_vl", OCR_ANSWER)
+    return root
+
+
+@pytest.fixture(scope="module")
+def yes_models(tiny_vl, tmp_path_factory) -> Path:
+    """QCT2I_TINY_MODELS whose tiny Qwen3-VL judges every question "yes" and reads OCR_ANSWER."""
+    root = tmp_path_factory.mktemp("tiny-yes")
+    shutil.copytree(tiny_vl, root / "qwen3_vl")
+    force_judge_answer(root / "qwen3_vl", "yes")
     force_answer(root / "qwen3_vl", OCR_ANSWER)
     return root
 
@@ -136,3 +149,83 @@ def test_a_registry_id_is_refused_for_a_new_pipeline(tmp_path):
         "'lens' is a row of seeds/generators.csv: evaluate it with --registry, or give your "
         "generator an id of its own\n"
     )
+
+
+# -- --images: images drawn by the user's own code ----------------------------------------------
+
+
+def _prompt_ids(warehouse: Path) -> list[str]:
+    return [p for (p,) in query(warehouse, "select prompt_id from raw.prompts order by 1")]
+
+
+def _write_images(folder: Path, prompt_ids: list[str]) -> Path:
+    """A PNG per prompt (32 x 32) and meta.jsonl with latency 0.5 s on 1 GPU and a seed each."""
+    from PIL import Image
+
+    folder.mkdir()
+    meta = []
+    for i, prompt_id in enumerate(prompt_ids):
+        Image.new("RGB", (32, 32), (5 * i % 256, 40, 90)).save(folder / f"{prompt_id}.png")
+        meta.append(json.dumps({"prompt_id": prompt_id, "latency_s": 0.5, "gpus": 1, "seed": i}))
+    (folder / "meta.jsonl").write_text("\n".join(meta) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def no_diffusers(tmp_path_factory) -> Path:
+    """A PYTHONPATH entry whose `diffusers` refuses to import: a run that never builds a
+    diffusers pipeline is untouched by it."""
+    root = tmp_path_factory.mktemp("no-diffusers")
+    (root / "diffusers").mkdir()
+    (root / "diffusers" / "__init__.py").write_text(
+        "raise ImportError('diffusers was imported: a pipeline was about to be built')\n"
+    )
+    return root
+
+
+def test_images_drawn_elsewhere_are_evaluated_on_every_prompt(
+    small_demo, yes_models, no_diffusers, tmp_path
+):
+    warehouse = copy_warehouse(small_demo[0], tmp_path / "w")
+    prompt_ids = _prompt_ids(warehouse)
+    images = _write_images(tmp_path / "drawn", prompt_ids)
+    env = {"QCT2I_TINY_MODELS": str(yes_models), "QCT2I_ML_PROFILE": "cpu"}
+    env["PYTHONPATH"] = os.pathsep.join([str(no_diffusers), *sys.path])
+    done = run_cli(["evaluate", "mine", "--images", str(images)], warehouse, **env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "gpu/generated_images" not in done.stdout  # nothing drawn
+    assert f"images: {len(prompt_ids)} added from {images} (0 already there)" in done.stdout
+    rows = query(
+        warehouse,
+        "select language_scope, evaluation, prompt_coverage_frac from marts.fct_hcq_leaderboard "
+        "where model_id = 'mine' order by 1",
+    )
+    assert rows == [(s, "full", 1.0) for s in ("bilingual", "en", "pooled", "zh")]
+    # the judge said yes to every question: every non-text capability scores 100
+    scores = query(
+        warehouse,
+        "select distinct score from marts.fct_capability_scores where model_id = 'mine' "
+        "and score_source = 'judgment' and score is not null",
+    )
+    assert scores == [(100.0,)]
+    (gpu_s,) = query(warehouse, "select sum(latency_s * gpus) from raw.images "
+                     "where model_id = 'mine'")[0]  # fmt: skip
+    assert gpu_s == 0.5 * len(prompt_ids)
+    assert f"mine on every prompt: {gpu_s:,.1f} GPU-s for its images" in done.stdout
+
+
+def test_a_folder_with_problems_is_refused_before_anything_is_judged(small_demo, tmp_path):
+    warehouse = copy_warehouse(small_demo[0], tmp_path / "w")
+    prompt_ids = _prompt_ids(warehouse)
+    images = _write_images(tmp_path / "drawn", prompt_ids)
+    (images / f"{prompt_ids[0]}.png").unlink()  # a missing image
+    (images / "stranger.png").write_bytes((images / f"{prompt_ids[1]}.png").read_bytes())
+    refused = run_main(["evaluate", "mine", "--images", str(images)], warehouse)
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines() == [
+        f"images folder {images} refused (2 problems):",
+        f"{prompt_ids[0]}.*: no image for prompt {prompt_ids[0]}",
+        "stranger.png: no prompt stranger in this evaluation",
+    ]
+    folder = warehouse.parent / "evaluations" / "mine"
+    assert not (folder / "judgments.jsonl").exists() and not (folder / "images.jsonl").exists()
