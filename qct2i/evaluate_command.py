@@ -59,14 +59,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _add_images(request, folder: Path) -> None:
     """The user's folder checked against the plan's prompts, then copied into the evaluation."""
+    from ingestion.backends.drivers.calibration import upsert_generator_row
+    from ingestion.backends.drivers.runs import read_rows
     from ingestion.sources.image_folder import (
         ImageFolderError,
         add_folder_images,
         read_image_folder,
     )
-
-    from ingestion.backends.drivers.calibration import upsert_generator_row
-    from ingestion.backends.drivers.runs import read_rows
     from qct2i.evaluate import EvaluationRefused, images_generator_row
 
     prompt_ids = [row["prompt_id"] for row in read_rows(folder / "prompts.jsonl")]
