@@ -114,7 +114,7 @@ def check_pipeline_class(name: str) -> None:
         )
 
 
-def registry_row(request: Request, width: int | None = None, height: int | None = None) -> dict:
+def registry_row(request: Request) -> dict:
     """The warehouse-registry row of a user's generator (the seed's columns)."""
     settings = request.settings or Settings()
     images = request.source == "images"
@@ -125,8 +125,8 @@ def registry_row(request: Request, width: int | None = None, height: int | None 
         "pipeline_class": "" if images else request.pipeline_class or "",
         "default_steps": "0" if images else str(settings.steps),
         "default_guidance": "0" if images else str(settings.guidance),
-        "width": str(width or settings.width),
-        "height": str(height or settings.height),
+        "width": str(settings.width),
+        "height": str(settings.height),
         "gpus": str(settings.gpus),
         "backend": IMAGES_BACKEND if images else "diffusers",
         "guidance_arg": settings.guidance_arg,
@@ -175,8 +175,15 @@ def start_or_resume(request: Request, warehouse: Path, replace: bool) -> tuple[P
 
 
 def _differences(earlier: dict, now: dict) -> str:
-    changed = [k for k in sorted(set(earlier) | set(now)) if earlier.get(k) != now.get(k)]
-    return ", ".join(f"{k}: {earlier.get(k)!r} then, {now.get(k)!r} now" for k in changed)
+    changed = [k for k in sorted(set(earlier) | set(now)) if earlier.get(k, _MISSING) != now.get(k)]
+    return ", ".join(f"{k}: {_shown(earlier, k)} then, {_shown(now, k)} now" for k in changed)
+
+
+_MISSING = object()
+
+
+def _shown(request: dict, key: str) -> str:
+    return repr(request[key]) if key in request else "missing"
 
 
 def _has_evidence(warehouse: Path, model_id: str) -> bool:

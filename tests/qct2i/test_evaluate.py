@@ -229,3 +229,34 @@ def test_a_folder_with_problems_is_refused_before_anything_is_judged(small_demo,
     ]
     folder = warehouse.parent / "evaluations" / "mine"
     assert not (folder / "judgments.jsonl").exists() and not (folder / "images.jsonl").exists()
+
+
+def test_another_request_under_an_evaluated_id_is_refused_naming_what_differs(small_demo, tmp_path):
+    warehouse = copy_warehouse(small_demo[0], tmp_path / "w")
+    folder = warehouse.parent / "evaluations" / "mine"
+    folder.mkdir(parents=True)
+    earlier = {"model_id": "mine", "source": "images", "images": "/elsewhere", "budget": None}
+    (folder / "evaluation.json").write_text(json.dumps(earlier), encoding="utf-8")
+    images = _write_images(tmp_path / "drawn", _prompt_ids(warehouse)[:1])
+    refused = run_main(["evaluate", "mine", "--images", str(images), "--budget", "0.5"], warehouse)
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"{folder / 'evaluation.json'}: mine was evaluated with other settings (budget: None "
+        f"then, 0.5 now, images: '/elsewhere' then, {str(images)!r} now, pipeline_class: "
+        "missing then, None now, seed: missing then, 0 now, settings: missing then, None now, "
+        "strategy: missing then, 'irt' now, weights: missing then, None now); rerun it as it "
+        "was, or pass --replace to start over (its stored evidence is then replaced)\n"
+    )
+
+
+def test_an_id_whose_evidence_came_from_elsewhere_is_refused(hand_published, tmp_path):
+    warehouse = copy_warehouse(hand_published, tmp_path / "w")  # holds m1's judgments
+    images = _write_images(tmp_path / "drawn", _prompt_ids(warehouse))
+    refused = run_main(["evaluate", "m1", "--images", str(images)], warehouse)
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"{warehouse}: the warehouse already holds evidence of 'm1' that no evaluation of this "
+        "command recorded (other images or settings); pass --replace to replace it, or give "
+        "this generator an id of its own\n"
+    )
+    assert not (warehouse.parent / "evaluations").exists()
