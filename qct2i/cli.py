@@ -331,8 +331,8 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    """The prompts a new generator should draw (METHOD 16; qct2i/plan.py)."""
-    from qct2i.plan import PlanError, format_plan, make_plan_folder
+    """The prompts a new generator should draw (METHOD 16; ingestion/store/plans.py)."""
+    from ingestion.store.plans import PlanError, format_plan, make_plan_folder
 
     warehouse = _published_warehouse()
     if warehouse is None:

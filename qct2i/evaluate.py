@@ -201,7 +201,7 @@ def _has_evidence(warehouse: Path, model_id: str) -> bool:
 def _write_plan(request: Request, warehouse: Path, folder: Path) -> None:
     """The plan into a scratch folder, evaluation.json beside it, then renamed into place: a
     killed start leaves no folder that looks begun."""
-    from qct2i.plan import PlanError, make_plan_folder, write_every_prompt
+    from ingestion.store.plans import PlanError, make_plan_folder, write_every_prompt
 
     scratch = folder.with_name(f".{folder.name}.starting")
     shutil.rmtree(scratch, ignore_errors=True)

@@ -1,5 +1,6 @@
-"""`qct2i plan` I/O: choose the prompts a new generator should draw (METHOD 16) from the published
-warehouse's evidence, read-only, and write them as bundle tables.
+"""Plan folders (`qct2i plan`, `qct2i evaluate`): choose the prompts a new generator should draw
+(METHOD 16) from the published warehouse's evidence, read-only, and write them as bundle tables.
+Here, below the Dagster wiring, so the command line and a Dagster job plan with one code.
 
 The plan folder holds `prompts.jsonl` and `questions.jsonl` (the bundle's own tables and columns:
 both languages of each chosen concept, every question with its DSG) and `plan.json` (strategy,
