@@ -145,6 +145,23 @@ def test_rows_checked_against_their_official_sources():
     assert row("z-image-base") == ("Tongyi-MAI/Z-Image", 50, 4.0, 1024, 1024)
 
 
+def test_an_extra_component_is_an_object_or_null(tmp_path):
+    """null leaves an optional component out (ERNIE-Image's prompt enhancer); any other
+    non-object is the registry's error, naming the file, line, column and argument."""
+    from ingestion.backends.api.generators import GENERATORS_SEED, RegistryError
+
+    ernie = load_generator_specs()["ernie-image"]
+    assert ernie.extra_components == {"pe": None, "pe_tokenizer": None}
+    lines = GENERATORS_SEED.read_text(encoding="utf-8").splitlines()
+    assert lines[1].startswith("ernie-image,")
+    lines[1] = lines[1].replace('""pe"":null', '""pe"":false')
+    broken = tmp_path / "generators.csv"
+    broken.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(RegistryError) as error:
+        load_generator_specs(broken, local=tmp_path / "none.csv")
+    assert str(error.value).startswith(f"{broken}, line 2: column extra_components: 'pe' must")
+
+
 @pytest.mark.parametrize(
     ("text", "answer"),
     [("yes", "yes"), (" Yes.", "yes"), ("no", "no"), ("NO!", "no"), ("是", "yes"), ("否", "no")],
