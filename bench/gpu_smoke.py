@@ -213,7 +213,7 @@ def checkpoints(config: SmokeConfig) -> list[str]:
     ids = []
     for model_id in config.generators:
         spec = specs[model_id]
-        ids += [spec.source, *(e["source"] for e in spec.extra_components.values())]
+        ids += [spec.source, *(e["source"] for e in spec.extra_components.values() if e)]
     return list(dict.fromkeys([*ids, config.judge_model, config.ocr_model, config.writer_model]))
 
 

@@ -54,8 +54,9 @@ class GeneratorSpec:
     )
     guidance_arg: str = "guidance_scale"  # the pipeline argument that receives `guidance`
     call_kwargs: dict[str, Any] = field(default_factory=dict)  # further arguments of every call
-    # components loaded apart and handed to from_pretrained: argument -> {class, source, kwargs}
-    extra_components: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # components loaded apart and handed to from_pretrained: argument -> {class, source, kwargs},
+    # or None: an optional component of the pipeline class left out (neither downloaded nor loaded)
+    extra_components: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     min_gpu_gb: float | None = None  # bf16 weight size (estimate); below it `offload` decides
     offload: str = "none"  # "auto": model CPU offload on a GPU smaller than min_gpu_gb
     max_batch_size: int | None = None  # a cap where a stage is seeded from the whole batch
@@ -80,6 +81,19 @@ def _json_object(text: str | None, column: str, where: str) -> dict:
     return value
 
 
+def _components(text: str | None, where: str) -> dict[str, dict[str, Any] | None]:
+    components = _json_object(text, "extra_components", where)
+    for argument, entry in components.items():
+        if entry is not None and not (
+            isinstance(entry, dict) and {"class", "source"} <= set(entry)
+        ):
+            raise RegistryError(
+                f"{where}: column extra_components: {argument!r} must be an object with a "
+                f'"class" and a "source", or null (left out), not {json.dumps(entry)}'
+            )
+    return components
+
+
 def _optional(text: str | None, kind: type):
     return kind(text) if text not in (None, "") else None
 
@@ -101,7 +115,7 @@ def spec_of_row(row: dict[str, str], where: str) -> GeneratorSpec:
             backend=row.get("backend") or "diffusers",
             guidance_arg=row.get("guidance_arg") or "guidance_scale",
             call_kwargs=_json_object(row.get("call_kwargs"), "call_kwargs", where),
-            extra_components=_json_object(row.get("extra_components"), "extra_components", where),
+            extra_components=_components(row.get("extra_components"), where),
             min_gpu_gb=_optional(row.get("min_gpu_gb"), float),
             offload=row.get("offload") or "none",
             max_batch_size=_optional(row.get("max_batch_size"), int),

@@ -3,10 +3,12 @@ called with the registry's settings (seeds/_seeds.yml, issue 10).
 
 Faithfulness rules: an unknown pipeline class is an error (never a `DiffusionPipeline` fallback
 that would pick whatever class a folder names); components a hub repo leaves out (HiDream-I1's
-Llama tokenizer and text encoder) are loaded apart from the registry's `extra_components`; every
-call passes the row's `call_kwargs` (prompt enhancement off) and puts the guidance into the
-row's `guidance_arg` (Qwen-Image: `true_cfg_scale`); each image has its own torch.Generator, and
-a row's `max_batch_size` splits batches where a pipeline stage is seeded from the whole batch.
+Llama tokenizer and text encoder) are loaded apart from the registry's `extra_components`, and an
+entry `null` there leaves one of the class's optional components out (ERNIE-Image's prompt
+enhancer `pe`, never called with `use_pe` off: neither downloaded nor loaded, issue 23); every
+call passes the row's `call_kwargs` (prompt enhancement off) and puts the guidance into the row's
+`guidance_arg` (Qwen-Image: `true_cfg_scale`); each image has its own torch.Generator, and a
+row's `max_batch_size` splits batches where a pipeline stage is seeded from the whole batch.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import torch
 
 from ingestion.backends.api.cache import resolve_revision
-from ingestion.backends.api.generators import GeneratorSpec
+from ingestion.backends.api.generators import GeneratorSpec, RegistryError
 from ingestion.backends.api.interfaces import GeneratedBatch, GenerationRequest, ImageGenerator
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -69,11 +71,30 @@ def _component_class(name: str) -> type:
     raise UnknownPipelineError(f"component class {name!r} is in neither transformers nor diffusers")
 
 
+def left_out_components(spec: GeneratorSpec, cls: type) -> list[str]:
+    """The row's `extra_components` set to null: optional components of `cls` it goes without.
+    A null on a component the class needs is the registry's error, named before any loading."""
+    left_out = [name for name, entry in spec.extra_components.items() if entry is None]
+    optional = set(getattr(cls, "_optional_components", None) or ())
+    needed = [name for name in left_out if name not in optional]
+    if needed:
+        raise RegistryError(
+            f"generator {spec.model_id}: extra_components sets {needed} to null, but "
+            f"{cls.__name__} cannot go without them (its optional components: "
+            f"{sorted(optional) or 'none'}); correct seeds/generators.csv"
+        )
+    return left_out
+
+
 def load_extra_components(spec: GeneratorSpec, dtype: torch.dtype) -> dict[str, Any]:
     """Components the pipeline's folder does not hold, each loaded from its own source (a
-    tokenizer or processor takes no dtype)."""
-    components = {}
+    tokenizer or processor takes no dtype); a null entry is passed as None, which diffusers
+    reads as "leave this optional component out": it neither downloads nor loads its folder."""
+    components: dict[str, Any] = {}
     for argument, entry in spec.extra_components.items():
+        if entry is None:
+            components[argument] = None
+            continue
         cls = _component_class(entry["class"])
         kwargs = dict(entry.get("kwargs") or {})
         if not any(word in entry["class"] for word in ("Tokenizer", "Processor")):
@@ -90,14 +111,21 @@ def needs_offload(spec: GeneratorSpec, device: torch.device) -> bool:
     return total_gb < spec.min_gpu_gb
 
 
+def from_pretrained_kwargs(spec: GeneratorSpec, cls: type, dtype: torch.dtype) -> dict[str, Any]:
+    """The keyword arguments `load_pipeline` hands to `cls.from_pretrained`: the dtype, the
+    row's extra components (None for each one it leaves out) and its pinned revision."""
+    left_out_components(spec, cls)
+    kwargs: dict[str, Any] = {"dtype": dtype, **load_extra_components(spec, dtype)}
+    if spec.revision:
+        kwargs["revision"] = spec.revision
+    return kwargs
+
+
 def load_pipeline(spec: GeneratorSpec, device: torch.device):
     """The pipeline of `spec` on `device` (diffusers >= 0.40 honours `dtype=`; 0.42.1 checked)."""
     cls = pipeline_class_of(spec)
     dtype = load_dtype(spec, device)
-    kwargs: dict[str, Any] = {"dtype": dtype, **load_extra_components(spec, dtype)}
-    if spec.revision:
-        kwargs["revision"] = spec.revision
-    pipeline = cls.from_pretrained(spec.source, **kwargs)
+    pipeline = cls.from_pretrained(spec.source, **from_pretrained_kwargs(spec, cls, dtype))
     if needs_offload(spec, device):
         pipeline.enable_model_cpu_offload(device=device)
     else:

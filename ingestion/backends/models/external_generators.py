@@ -1,10 +1,10 @@
 """Generators that diffusers cannot load: they run through their authors' own inference code.
 
-HiDream-O1-Image ships no `model_index.json` and Lens ships its own inference code (issue 10).
-Neither code is a package installed here, so each backend refuses to start with a message that
-says what to install, instead of a silent fallback to a diffusers class that would draw other
-images (or crash mid-run). A backend around the official code replaces the refusal once that
-code is installable.
+HiDream-O1-Image ships no `model_index.json` and Lens ships its own inference code and pipeline
+class (issues 10 and 23). Neither code is a package installed here, so each backend refuses to
+start with a message that says what to install, instead of a silent fallback to a diffusers
+class that would draw other images (or crash mid-run). A backend around the official code
+replaces the refusal once that code is installable.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class LensGenerator(OfficialCodeGenerator):
     backend = "lens"
     module = "lens"
     install_hint = (
-        "Install Lens's official inference code (Chen et al. 2026, arXiv 2605.21573) into this "
-        "environment and set hub_repo_id in seeds/generators.csv to its public weights (the "
-        "registry's id is not the public one and could not be checked offline)."
+        "Install Microsoft's Lens inference code (github.com/microsoft/Lens, arXiv 2605.21573; "
+        "its LensPipeline is not in diffusers) into this environment, and download the weights "
+        "of microsoft/Lens."
     )

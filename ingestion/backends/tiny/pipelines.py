@@ -707,22 +707,25 @@ TINY_PIPELINES: dict[str, Callable[[Path], Path]] = {
 
 def tiny_extra_components(spec: GeneratorSpec, folder: Path) -> dict | None:
     """The row's `extra_components` with every source moved to the tiny stand-in (the class and
-    keyword arguments stay the row's)."""
+    keyword arguments stay the row's; a component the row leaves out, null, stays out)."""
     if not spec.extra_components:
         return None
     llama = str(hidream_llama_folder(folder))
-    return {name: {**entry, "source": llama} for name, entry in spec.extra_components.items()}
+    return {
+        name: None if entry is None else {**entry, "source": llama}
+        for name, entry in spec.extra_components.items()
+    }
 
 
 def tiny_spec(spec: GeneratorSpec, folder: Path, **changes) -> GeneratorSpec:
     """`spec` (a registry row) loading the tiny `folder`: the row's class and call settings,
     a 2-step 32x32 draw and float32 (the CPU dtype)."""
-    return spec.with_overrides(
+    tiny = dict(
         extra_components=tiny_extra_components(spec, folder),
         source=str(folder),
         steps=TINY_STEPS,
         width=TINY_SIZE,
         height=TINY_SIZE,
         dtype="float32",
-        **changes,
     )
+    return spec.with_overrides(**(tiny | changes))

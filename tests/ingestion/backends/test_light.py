@@ -127,6 +127,41 @@ def test_generator_specs_follow_the_seed_file():
     assert (turbo.width, turbo.height, turbo.gpus) == (1024, 1024, 1)
 
 
+def test_rows_checked_against_their_official_sources():
+    """The rows issue 23 checked, as their sources give them (seeds/_seeds.yml cites each):
+    LongCat-Image's README draws at guidance 4.0 (the diffusers default is 4.5); Lens's public
+    weights are microsoft/Lens at 20 steps, CFG 5.0 (50 steps are Lens-Base's); HiDream-O1's
+    inference.py runs the full model 50 steps at 5.0, 2048x2048; Z-Image's README names
+    Tongyi-MAI/Z-Image."""
+    specs = load_generator_specs()
+
+    def row(model_id):
+        s = specs[model_id]
+        return (s.source, s.steps, s.guidance, s.width, s.height)
+
+    assert row("longcat-image") == ("meituan-longcat/LongCat-Image", 50, 4.0, 1024, 1024)
+    assert row("lens") == ("microsoft/Lens", 20, 5.0, 1024, 1024)
+    assert row("hidream-o1") == ("HiDream-ai/HiDream-O1-Image", 50, 5.0, 2048, 2048)
+    assert row("z-image-base") == ("Tongyi-MAI/Z-Image", 50, 4.0, 1024, 1024)
+
+
+def test_an_extra_component_is_an_object_or_null(tmp_path):
+    """null leaves an optional component out (ERNIE-Image's prompt enhancer); any other
+    non-object is the registry's error, naming the file, line, column and argument."""
+    from ingestion.backends.api.generators import GENERATORS_SEED, RegistryError
+
+    ernie = load_generator_specs()["ernie-image"]
+    assert ernie.extra_components == {"pe": None, "pe_tokenizer": None}
+    lines = GENERATORS_SEED.read_text(encoding="utf-8").splitlines()
+    assert lines[1].startswith("ernie-image,")
+    lines[1] = lines[1].replace('""pe"":null', '""pe"":false')
+    broken = tmp_path / "generators.csv"
+    broken.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(RegistryError) as error:
+        load_generator_specs(broken, local=tmp_path / "none.csv")
+    assert str(error.value).startswith(f"{broken}, line 2: column extra_components: 'pe' must")
+
+
 @pytest.mark.parametrize(
     ("text", "answer"),
     [("yes", "yes"), (" Yes.", "yes"), ("no", "no"), ("NO!", "no"), ("是", "yes"), ("否", "no")],

@@ -23,6 +23,7 @@ from ingestion.backends.models.diffusers_generator import (
     DiffusersGenerator,
     UnknownPipelineError,
     call_arguments,
+    from_pretrained_kwargs,
     load_dtype,
     pipeline_class_of,
 )
@@ -163,11 +164,13 @@ def test_qwen_image_guides_only_through_true_cfg_and_a_negative_prompt(tiny_fold
 
 
 def test_ernie_image_prompt_enhancer_stays_off(tiny_folders):
+    """With the enhancer loaded (the row without its null entries), `use_pe=False` keeps it
+    silent and the pipeline's default `use_pe=True` calls it."""
     row = SPECS["ernie-image"]
     assert row.call_kwargs == {"use_pe": False}
-    generator = load_tiny(tiny_folders, "ernie-image")
+    generator = load_tiny(tiny_folders, "ernie-image", extra_components={})
     pipeline = generator.pipeline
-    assert pipeline.pe is not None  # the enhancer is there: only the flag keeps it out
+    assert pipeline.pe is not None  # loaded here: only the flag keeps it out
     enhancer = Evaluations(pipeline.pe)
     output = pipeline(**call_arguments(generator.spec, [request("ernie-image", 1, "a cat")]))
     assert enhancer.calls == 0 and output.revised_prompts is None
@@ -175,6 +178,48 @@ def test_ernie_image_prompt_enhancer_stays_off(tiny_folders):
     output = pipeline(**(arguments | {"use_pe": True}))  # the pipeline's default
     enhancer.close()
     assert enhancer.calls > 0 and output.revised_prompts is not None
+
+
+def test_ernie_image_loads_without_its_prompt_enhancer(tiny_folders, tmp_path):
+    """The row turns the enhancer off (`use_pe` false) and leaves it out (`pe`, `pe_tokenizer`
+    null): from a folder that holds it, the row's pipeline has none and draws. That the folder's
+    enhancer is never read is shown on a copy whose `pe` weights are garbage: the row loads it,
+    the same row with the enhancer loads fails on them."""
+    import shutil
+
+    row = SPECS["ernie-image"]
+    assert row.extra_components == {"pe": None, "pe_tokenizer": None}
+    folder = tmp_path / "ernie"
+    shutil.copytree(tiny_folders(row.pipeline_class), folder)
+    weights = sorted((folder / "pe").glob("*.safetensors"))
+    assert weights  # the tiny folder holds an enhancer, as the hub repo does
+    for path in weights:
+        path.write_bytes(b"not a safetensors file")
+
+    generator = DiffusersGenerator(tiny_spec(row, folder), device="cpu")
+    assert generator.pipeline.pe is None and generator.pipeline.pe_tokenizer is None
+    batch = generator.generate([request("ernie-image", 1, "a cat")])
+    assert batch.images[0].size == (TINY_SIZE, TINY_SIZE)
+    with pytest.raises(Exception, match="deserializing header"):
+        DiffusersGenerator(tiny_spec(row, folder, extra_components={}), device="cpu")
+
+
+def test_from_pretrained_gets_none_for_the_components_a_row_leaves_out():
+    """The loader's own keyword arguments (no model is loaded for these rows): ERNIE-Image's
+    `pe` and `pe_tokenizer` are None, a row without null entries passes no such keys."""
+    ernie, flux = SPECS["ernie-image"], SPECS["flux1-dev"]
+    kwargs = from_pretrained_kwargs(ernie, pipeline_class_of(ernie), torch.float32)
+    assert kwargs == {"dtype": torch.float32, "pe": None, "pe_tokenizer": None}
+    kwargs = from_pretrained_kwargs(flux, pipeline_class_of(flux), torch.float32)
+    assert kwargs == {"dtype": torch.float32}
+
+
+def test_a_null_on_a_component_the_class_needs_is_refused():
+    from ingestion.backends.api.generators import RegistryError
+
+    row = SPECS["ernie-image"].with_overrides(extra_components={"text_encoder": None})
+    with pytest.raises(RegistryError, match=r"\['text_encoder'\].*'pe', 'pe_tokenizer'"):
+        from_pretrained_kwargs(row, pipeline_class_of(row), torch.float32)
 
 
 def test_longcat_image_prompt_rewrite_stays_off(tiny_folders):
