@@ -201,7 +201,9 @@ def write_every_prompt(warehouse: Path, out: Path) -> int:
     out = Path(out)
     _check_out(out)
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        concept_ids = [c for (c,) in con.execute("select distinct concept_id from raw.prompts")]
+        concept_ids = [
+            c for (c,) in con.execute("select distinct concept_id from raw.prompts").fetchall()
+        ]
         plan_json = {
             "strategy": "full",
             "budget_frac": 1.0,

@@ -4,31 +4,16 @@ says so; and the refusals, each with its exact message (in-process: no model is 
 
 The generator is the tiny Stable Diffusion built in code (random weights, saved, loaded by the
 real `StableDiffusionPipeline`); the judge and the OCR reader are the cpu profile's tiny
-Qwen3-VL, whose OCR answer is forced (tests/ingestion/backends/forced_answers.py) so a reading
-ends at once."""
+Qwen3-VL, whose OCR answer is forced so a reading ends at once (`tiny_models`, conftest.py)."""
 
 from __future__ import annotations
-
-import shutil
-from pathlib import Path
 
 import pytest
 
 from tests.helpers import copy_warehouse, query, run_cli, run_main
-from tests.ingestion.backends.forced_answers import force_answer
 
 MODEL = "tiny-new"
-OCR_ANSWER = '{"blocks": ["x"]}'
 SMALL = ["--steps", "2", "--width", "32", "--height", "32"]
-
-
-@pytest.fixture(scope="module")
-def tiny_models(tiny_vl, tmp_path_factory) -> Path:
-    """QCT2I_TINY_MODELS for the cpu profile: the tiny Qwen3-VL, its OCR answer forced."""
-    root = tmp_path_factory.mktemp("tiny-models")
-    shutil.copytree(tiny_vl, root / "qwen3_vl")
-    force_answer(root / "qwen3_vl", OCR_ANSWER)
-    return root
 
 
 @pytest.fixture(scope="module")
