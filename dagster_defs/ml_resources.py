@@ -209,6 +209,7 @@ def ml_resources_from_env() -> dict[str, dg.ConfigurableResource]:
             profile=profile,
             backend=os.environ.get("QCT2I_JUDGE_BACKEND", "vllm"),
             model=os.environ.get("QCT2I_JUDGE_MODEL", DEFAULT_JUDGE),
+            **_judge_chunk_from_env(),
         ),
         "text_transcriber": TextTranscriberResource(
             profile=profile, model=os.environ.get("QCT2I_OCR_MODEL", DEFAULT_OCR)
@@ -217,3 +218,10 @@ def ml_resources_from_env() -> dict[str, dg.ConfigurableResource]:
             profile=profile, model=os.environ.get("QCT2I_WRITER_MODEL", DEFAULT_WRITER)
         ),
     }
+
+
+def _judge_chunk_from_env() -> dict[str, int]:
+    """QCT2I_JUDGE_CHUNK_IMAGES: the judge's `chunk_images` where no run config sets it (as in
+    `qct2i evaluate`); unset, the resource's default."""
+    chunk = os.environ.get("QCT2I_JUDGE_CHUNK_IMAGES")
+    return {"chunk_images": int(chunk)} if chunk else {}

@@ -169,6 +169,8 @@ def start_or_resume(request: Request, warehouse: Path, replace: bool) -> tuple[P
             "evaluation of this command recorded (other images or settings); pass --replace to "
             "replace it, or give this generator an id of its own"
         )
+    # the request first: a kill while the old folder is removed leaves no folder that resumes
+    recorded.unlink(missing_ok=True)
     shutil.rmtree(folder, ignore_errors=True)
     _write_plan(request, warehouse, folder)
     return folder, True

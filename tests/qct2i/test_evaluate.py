@@ -4,14 +4,12 @@ says so; and the refusals, each with its exact message (in-process: no model is 
 
 The generator is the tiny Stable Diffusion built in code (random weights, saved, loaded by the
 real `StableDiffusionPipeline`); the judge and the OCR reader are the cpu profile's tiny
-Qwen3-VL, whose OCR answer is forced (tests/ingestion/backends/forced_answers.py) so a reading
-ends at once."""
+Qwen3-VL, whose OCR answer is forced so a reading ends at once (`tiny_models`, conftest.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -19,24 +17,18 @@ import pytest
 
 from tests.helpers import copy_warehouse, query, run_cli, run_main
 from tests.ingestion.backends.forced_answers import force_answer, force_judge_answer
+from tests.qct2i.conftest import OCR_ANSWER
 
 MODEL = "tiny-new"
-OCR_ANSWER = '{"blocks": ["x"]}'
 SMALL = ["--steps", "2", "--width", "32", "--height", "32"]
 
 
 @pytest.fixture(scope="module")
-def tiny_models(tiny_vl, tmp_path_factory) -> Path:
-    """QCT2I_TINY_MODELS for the cpu profile: the tiny Qwen3-VL, its OCR answer forced."""
-    root = tmp_path_factory.mktemp("tiny-models")
-    shutil.copytree(tiny_vl, root / "qwen3_vl")
-    force_answer(root / "qwen3_vl", OCR_ANSWER)
-    return root
-
-
 @pytest.fixture(scope="module")
 def yes_models(tiny_vl, tmp_path_factory) -> Path:
     """QCT2I_TINY_MODELS whose tiny Qwen3-VL judges every question "yes" and reads OCR_ANSWER."""
+    import shutil
+
     root = tmp_path_factory.mktemp("tiny-yes")
     shutil.copytree(tiny_vl, root / "qwen3_vl")
     force_judge_answer(root / "qwen3_vl", "yes")

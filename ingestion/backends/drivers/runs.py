@@ -21,7 +21,9 @@ judge's answer. The import keys judgments by (prompt, generator, question, judge
 judge in the same bundle needs a judge_id of its own: two identities under one judge_id are
 refused there as duplicates, loudly, rather than mixed. Images are judged in chunks
 (`judge_many`, one vLLM generate() call per chunk); each chunk's rows are one append, so a crash
-loses at most the chunk in flight.
+loses at most the chunk in flight. An image is judged when each of its questions has a row: a kill
+can cut a large append between two lines (a write is not atomic), and the rerun then asks the
+image only the questions it lacks, so no question is lost or answered twice.
 Image paths stay inside: the judging and transcription runs open each image at `bundle / path`,
 so they read images.jsonl through `image_rows`, which refuses (BundleError, file, line and where
 the path leads, in the import's words: `ingestion.bundle.image_paths`) every row whose path
@@ -201,6 +203,21 @@ def judged_images_of(
     }
 
 
+def answered_questions_of(
+    judge: JudgeIdentity, rows: Iterable[dict], model_id: str, judge_id: str = DEFAULT_JUDGE_ID
+) -> set[tuple[str, str]]:
+    """(prompt_id, question_id) of the questions of `model_id`'s images that `judge` answered
+    under `judge_id` (`judged_images_of`'s rule, per question): an image counts as judged only
+    when every one of its questions is, since a kill can cut a chunk's append between lines."""
+    return {
+        (r["prompt_id"], r["question_id"])
+        for r in rows
+        if r.get("model_id") == model_id
+        and JudgeIdentity.of_row(r) == judge
+        and (r.get("judge_id") or DEFAULT_JUDGE_ID) == judge_id
+    }
+
+
 def judgment_row(
     judgment: Judgment, judge: JudgeIdentity, judge_id: str = DEFAULT_JUDGE_ID
 ) -> dict:
@@ -260,8 +277,9 @@ def run_adjudication(
 ) -> RunStats:
     """Judge every question of every image of `model_id` in the bundle, `chunk_images` images
     per `judge.judge_many` call, appending each chunk's rows to <bundle>/judgments.jsonl in one
-    write (a crash loses at most the chunk in flight); images this judge (its identity, under
-    `judge_id`) already judged are skipped, another judge's rows count for nothing. A bundle with
+    write (a crash loses at most the chunk in flight); questions this judge (its identity, under
+    `judge_id`) already answered are not asked again (an image is skipped when all of its are),
+    another judge's rows count for nothing. A bundle with
     an image path outside its folder and `image_roots` is refused (BundleError) before any image
     is judged."""
     if chunk_images < 1:
@@ -269,10 +287,15 @@ def run_adjudication(
     validate_id(judge_id, "judge_id")
     bundle = Path(bundle)
     rows_file = bundle / "judgments.jsonl"
-    judged = judged_images_of(judge.identity, read_rows(rows_file), judge_id)
+    answered = answered_questions_of(judge.identity, read_rows(rows_file), model_id, judge_id)
     questions: dict[str, list[tuple[str, str]]] = {}
     for q in read_rows(bundle / "questions.jsonl"):
         questions.setdefault(q["prompt_id"], []).append((q["question_id"], q["text"]))
+    judged = {
+        (prompt_id, model_id)
+        for prompt_id, asked in questions.items()
+        if all((prompt_id, question_id) in answered for question_id, _ in asked)
+    }
     images, pending = images_to_process(bundle, model_id, questions, judged, image_roots)
     stats = RunStats(planned=len(images))
     stats.skipped = len(images) - len(pending)
@@ -284,7 +307,11 @@ def run_adjudication(
                 image["prompt_id"],
                 model_id,
                 str(bundle / image["path"]),
-                tuple(questions[image["prompt_id"]]),
+                tuple(  # an image whose chunk was cut mid-write: only what it lacks
+                    (question_id, text)
+                    for question_id, text in questions[image["prompt_id"]]
+                    if (image["prompt_id"], question_id) not in answered
+                ),
             )
             for image in chunk
         ]

@@ -92,6 +92,37 @@ def test_a_crash_mid_chunk_loses_that_chunk_only_and_the_rerun_judges_the_rest(j
     assert {r["judge_model"] for r in rows} == {"tiny"}
 
 
+def test_an_append_cut_between_lines_is_finished_with_the_questions_it_lacks(judge, bundle):
+    """A kill can cut a chunk's append (one write, not atomic) after some of its lines: the rerun
+    asks the cut image only its unanswered questions, so none is lost or answered twice."""
+    _image(bundle / "images" / f"p{BROKEN}.png", BROKEN)
+    _run(judge, bundle)
+    whole = (bundle / "judgments.jsonl").read_bytes()
+    lines = whole.splitlines(keepends=True)
+    assert len(lines) == 2 * N_IMAGES
+    # chunk 1 ([p0 p1]) whole; of chunk 2 ([p2 p3]) p2's first answer and half of its second
+    (bundle / "judgments.jsonl").write_bytes(b"".join(lines[:5]) + lines[5][:40])
+    assert _answered(bundle) == {"p0": 2, "p1": 2, "p2": 1}
+
+    calls = []
+    real = judge.judge_many
+
+    def spy(items):
+        calls.append([(i.prompt_id, [q for q, _ in i.questions]) for i in items])
+        return real(items)
+
+    judge.judge_many = spy
+    try:
+        stats = _run(judge, bundle)
+    finally:
+        del judge.judge_many
+    assert calls == [[("p2", ["q2"]), ("p3", ["q1", "q2"])], [("p4", ["q1", "q2"])]]
+    assert (stats.done, stats.skipped, stats.questions) == (3, 2, 5)
+    rows = list(read_rows(bundle / "judgments.jsonl"))
+    keys = Counter((r["prompt_id"], r["question_id"]) for r in rows)
+    assert keys == {(f"p{i}", q): 1 for i in range(N_IMAGES) for q, _ in QUESTIONS}
+
+
 def test_chunk_size_must_be_positive(judge, bundle):
     with pytest.raises(ValueError, match="chunk_images must be at least 1"):
         run_adjudication(judge, bundle, "lens", log=lambda _: None, chunk_images=0)
