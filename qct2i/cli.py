@@ -107,7 +107,10 @@ def cmd_build(args: argparse.Namespace) -> int:
                 return 2
             build_vars = {"official_judge": official} if official else {}
             extra = ["--vars", json.dumps(build_vars)] if build_vars else []
-            run_dbt("build", working, extra=extra, echo=True)
+            # `dbt_log` False (qct2i evaluate): dbt's output captured, its summary line printed,
+            # its tail in the failure's message
+            echo = getattr(args, "dbt_log", True)
+            built = run_dbt("build", working, extra=extra, echo=echo)
             stamp = publish(warehouse, build_vars=build_vars)
     except WarehouseBusy as busy:
         print(busy, file=sys.stderr)
@@ -119,8 +122,18 @@ def cmd_build(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    if not echo:
+        print(dbt_summary(built.stdout))
     print(f"published {warehouse.published} (build {stamp['build_id']})")
     return 0
+
+
+def dbt_summary(output: str) -> str:
+    """`dbt build: PASS=323 WARN=0 ERROR=0 SKIP=0 NO-OP=3 TOTAL=326`, from dbt's last line."""
+    import re
+
+    counts = re.findall(r"Done\. (PASS=[^\x1b\r\n]*)", output)
+    return f"dbt build: {counts[-1].strip() if counts else 'done'}"
 
 
 def _official_judge(working: Path, named: str | None) -> tuple[str | None, str | None]:

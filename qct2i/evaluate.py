@@ -242,16 +242,26 @@ def register(request: Request, folder: Path) -> None:
         raise EvaluationRefused(str(error)) from None
 
 
-def run_gpu_steps(request: Request, folder: Path, log=print) -> None:
+# Dagster's console logger at WARNING: its DEBUG event lines are not printed (the run's event
+# log still records them)
+QUIET_DAGSTER = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def run_gpu_steps(request: Request, folder: Path, log=print, progress_to=None) -> None:
     """Generate (unless the images came from a folder), judge and read text, each a
     materialisation of the GPU assets on the generator's partition, in this process; every
-    asset skips what the folder already holds."""
+    asset skips what the folder already holds. `log` gets each step and its counts; the counts
+    as they go (images drawn, judged, read, of how many) go to the stream `progress_to`: a live
+    bar on a terminal, plain lines elsewhere (`ingestion.backends.drivers.progress`)."""
     import dagster as dg
 
     from dagster_defs.assets.evidence import transcribed_images_asset
     from dagster_defs.assets.generation import generation_assets
     from dagster_defs.ml_resources import ml_resources_from_env
+    from ingestion.backends.drivers.progress import for_stream, no_progress, watching
 
+    if progress_to is not None and not progress_to.isatty():
+        _plain_library_output()
     gpu = generation_assets()  # after `register`: the generator is one of its partitions
     resources = ml_resources_from_env()
     steps = (
@@ -271,17 +281,36 @@ def run_gpu_steps(request: Request, folder: Path, log=print) -> None:
     ]
     for asset, partition in steps:
         log(f"{asset.key.to_user_string()} [{partition}] ...")
-        result = dg.materialize(
-            [asset],
-            partition_key=partition,
-            resources=resources,
-            run_config={"ops": {asset.op.name: {"config": {"bundle": str(folder)}}}},
-            raise_on_error=False,
-        )
+        label = str(partition).replace("|", " shard ") if gpu.shards > 1 else request.model_id
+        reporter = for_stream(progress_to, label) if progress_to is not None else no_progress
+        with watching(reporter):
+            result = dg.materialize(
+                [asset],
+                partition_key=partition,
+                resources=resources,
+                run_config={
+                    "ops": {asset.op.name: {"config": {"bundle": str(folder)}}},
+                    **QUIET_DAGSTER,
+                },
+                raise_on_error=False,
+            )
         if not result.success:
             raise EvaluationRefused(f"{asset.key.to_user_string()} failed: {_failure(result)}")
         meta = [e.materialization.metadata for e in result.get_asset_materialization_events()]
         log("  " + _counts(meta[0] if meta else {}))
+
+
+def _plain_library_output() -> None:
+    """Off a terminal, the model libraries' own tqdm bars (loading a pipeline, its weights) are
+    off too, so what is written holds no redrawn frames."""
+    import importlib
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    for library in ("diffusers", "transformers"):
+        try:
+            importlib.import_module(f"{library}.utils.logging").disable_progress_bar()
+        except ImportError:  # not installed: nothing of it runs
+            continue
 
 
 def _failure(result) -> str:

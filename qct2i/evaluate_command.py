@@ -36,7 +36,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if request.source == "images":
             _add_images(request, folder)
         register(request, folder)
-        run_gpu_steps(request, folder)
+        run_gpu_steps(request, folder, log=_say, progress_to=sys.stderr)
     except EvaluationRefused as refused:
         print(refused, file=sys.stderr)
         return 2
@@ -46,7 +46,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         imported = cmd_import(_import_args(args, folder))
         if imported != 0:
             return imported
-        built = cmd_build(argparse.Namespace(official_judge=args.official_judge, wait=args.wait))
+        print("dbt build ... (its log is shown if it fails)", file=sys.stderr, flush=True)
+        build = {"official_judge": args.official_judge, "wait": args.wait, "dbt_log": False}
+        built = cmd_build(argparse.Namespace(**build))
         if built != 0:
             return built
         mark_done(folder)
@@ -55,6 +57,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print("\n".join(result_lines(warehouse, request)))
     print(f"report: {write_report(warehouse, default_report_path(warehouse))}")
     return 0
+
+
+def _say(line: str) -> None:
+    """A line of the command's output, flushed: it stays in order with the progress on stderr."""
+    print(line, flush=True)
 
 
 def _add_images(request, folder: Path) -> None:

@@ -107,6 +107,68 @@ def run_cli(args: list[str], warehouse: Path, **env: str) -> subprocess.Complete
     )
 
 
+@contextlib.contextmanager
+def pseudo_terminal(columns: int = 100) -> Iterator[tuple[int, list[bytes]]]:
+    """(the terminal side of a pseudo-terminal `columns` wide, what was written to it): hand the
+    file descriptor to a child, or open a stream on a `os.dup` of it (the block's end closes
+    this one); after the block, once every other holder has closed it too, the list holds all
+    that the terminal received."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    shown: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every holder of the terminal side closed it
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        yield slave, shown
+    finally:
+        os.close(slave)
+        reader.join(timeout=30)
+        os.close(master)
+
+
+def run_cli_on_a_terminal(
+    args: list[str], warehouse: Path, **env: str
+) -> subprocess.CompletedProcess:
+    """`qct2i ARGS` as `run_cli` does, but with a pseudo-terminal as its stderr, as a person's
+    terminal would be (its stdout still a pipe): `.stderr` is what the terminal showed."""
+    require_tier("runs the console script", "e2e")
+    with pseudo_terminal() as (terminal, shown):
+        child = subprocess.Popen(
+            [QCT2I, *args],
+            env=cli_env(warehouse, **env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+        )
+        try:
+            stdout, _ = child.communicate(timeout=600)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    shown_text = b"".join(shown).decode(errors="replace")
+    return subprocess.CompletedProcess(
+        [QCT2I, *args], child.returncode, stdout.decode(), shown_text
+    )
+
+
 def run_main(args: list[str], warehouse: Path) -> subprocess.CompletedProcess:
     """`qct2i ARGS` through the CLI's `main()` in this process, against `warehouse`: what the
     console script would print and return, without a child's start-up. An exception escapes as

@@ -22,6 +22,7 @@ from dagster_defs.assets.generation import (
     GPU_POOL,
     GenerationAssets,
     default_gpu_bundle_dir,
+    progress_lines,
     refused_as_failure,
 )
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
@@ -74,6 +75,7 @@ def transcribed_images_asset(generation: GenerationAssets) -> dg.AssetsDefinitio
                 context.partition_key,
                 log=context.log.info,
                 image_roots=image_roots,
+                progress=progress_lines(context, context.partition_key),
             )
         except BundleError as refused:
             raise refused_as_failure(refused) from None

@@ -25,6 +25,11 @@ The partitions come from seeds/generators.csv and QCT2I_GENERATION_SHARDS, so th
 built by `generation_assets()` when the definitions load (`defs()` of definitions.py and of
 distributed.py), never at import: an unreadable seed or a bad shard count fails the load, not
 the import.
+
+Progress: each asset hands its driver `progress_lines(context, ...)`, so the run's logs carry
+plain count lines (`3 of 10 images drawn (0:05 elapsed, about 0:12 left)`, one per tenth or half
+minute and the last) through `context.log.info`, and a process that is `watching` (`qct2i
+evaluate`, which materialises these assets in-process) sees the same counts.
 """
 
 import dataclasses
@@ -37,6 +42,7 @@ from pydantic import Field
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
 from ingestion.backends.api.generators import generator_model_ids
 from ingestion.backends.drivers.calibration import calibrate_cost, record_generator
+from ingestion.backends.drivers.progress import CountLines, Progress, with_watchers
 from ingestion.backends.drivers.runs import (
     generation_requests,
     image_rows,
@@ -77,6 +83,11 @@ class JudgingConfig(GenerationConfig):
     # images.path may lead into; any other path outside the bundle refuses the run before the
     # judge loads, as the import would refuse the bundle
     image_roots: list[str] = Field(default_factory=list)
+
+
+def progress_lines(context: dg.AssetExecutionContext, label: str) -> Progress:
+    """A driver's progress as count lines in the run's logs, and to this process's watchers."""
+    return with_watchers(CountLines(context.log.info, label))
 
 
 def refused_as_failure(refused: BundleError) -> dg.Failure:
@@ -159,6 +170,7 @@ def _generated_images_asset(
                 calibration = calibrate_cost(generator, requests, config.calibration_images)
             generator_row = record_generator(bundle, spec, generator.revision, calibration)
         fail_after = os.environ.get(FAIL_AFTER_ENV)
+        label = model_id if shards == 1 else f"{model_id} shard {shard}"
         stats = run_generation(
             spec,
             prompts,
@@ -167,6 +179,7 @@ def _generated_images_asset(
             batch_size=config.batch_size or image_generator.batch_size,
             log=context.log.info,
             after_image=_crash_after(int(fail_after)) if fail_after else None,
+            progress=progress_lines(context, label),
         )
         return dg.MaterializeResult(
             metadata={
@@ -235,6 +248,7 @@ def _judged_images_asset(
                 chunk_images=question_judge.chunk_images,
                 judge_id=question_judge.judge_id,
                 image_roots=image_roots,
+                progress=progress_lines(context, context.partition_key),
             )
         except BundleError as refused:
             raise refused_as_failure(refused) from None

@@ -50,13 +50,14 @@ def _bundle(tmp_path: Path) -> Path:
     return bundle
 
 
-def _materialize(bundle: Path, resource: TextTranscriberResource):
+def _materialize(bundle: Path, resource: TextTranscriberResource, instance=None):
     transcribed_images = transcribed_images_asset(generation_assets())
     result = dg.materialize(
         [transcribed_images],
         partition_key="lens",
         resources={"text_transcriber": resource},
         run_config={"ops": {transcribed_images.op.name: {"config": {"bundle": str(bundle)}}}},
+        instance=instance,
     )
     (event,) = result.get_asset_materialization_events()
     meta = {k: v.value for k, v in event.materialization.metadata.items()}
@@ -67,8 +68,14 @@ def _materialize(bundle: Path, resource: TextTranscriberResource):
 def test_every_image_with_a_text_target_is_read_once_with_the_readers_identity(tmp_path, tiny_dir):
     bundle = _bundle(tmp_path)
     resource = TextTranscriberResource(profile="cpu", tiny_dir=str(tiny_dir), max_new_tokens=64)
-    meta, rows = _materialize(bundle, resource)
+    instance = dg.DagsterInstance.ephemeral()
+    meta, rows = _materialize(bundle, resource, instance)
     assert sorted(r["prompt_id"] for r in rows) == sorted(WITH_TEXT)
+    (run,) = instance.get_runs()
+    logged = [entry.user_message for entry in instance.all_logs(run.run_id)]
+    assert [m.split(" (")[0] for m in logged if " images read " in m] == [  # the run's counts
+        f"lens: {n} of 2 images read" for n in (0, 1, 2)
+    ]
     for row in rows:
         assert (row["status"], row["blocks"], row["reason"]) == ("ok", ["hello", "open"], None)
         assert row["ocr_model"] == "tiny-qwen3-vl" and row["ocr_revision"].startswith("local-")

@@ -4,6 +4,7 @@ through dagster.materialize by generator partition; then a crash after k images 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from PIL import Image
 from dagster_defs.assets.generation import FAIL_AFTER_ENV, generation_assets
 from dagster_defs.ml_resources import ImageGeneratorResource, QuestionJudgeResource
 from ingestion.backends.api.generators import image_seed
+from ingestion.backends.drivers.progress import watching
 from tests.ingestion.backends.recording_models import RecordingJudge
 
 CONCEPTS = ("c001", "c002", "c003")
@@ -46,7 +48,7 @@ def _bundle(tmp_path: Path) -> Path:
     return bundle
 
 
-def _materialize(asset, bundle, resources, generator="lens"):
+def _materialize(asset, bundle, resources, generator="lens", instance=None):
     # generation is partitioned by generator x prompt shard (one shard unless configured)
     multi = isinstance(asset.partitions_def, dg.MultiPartitionsDefinition)
     partition = dg.MultiPartitionKey({"generator": generator, "shard": "0"}) if multi else generator
@@ -56,7 +58,14 @@ def _materialize(asset, bundle, resources, generator="lens"):
         resources=resources,
         run_config={"ops": {asset.op.name: {"config": {"bundle": str(bundle), "batch_size": 2}}}},
         raise_on_error=False,
+        instance=instance,
     )
+
+
+def _counts_logged(instance: dg.DagsterInstance, result) -> list[str]:
+    """The progress lines of a run's logs (`runs` -> `progress.CountLines`), times cut off."""
+    messages = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    return [m.split(" (")[0] for m in messages if re.match(r"lens: \d+ of \d+ images", m)]
 
 
 def _meta(result, name: str) -> dict:
@@ -128,10 +137,16 @@ def test_a_crash_after_k_images_then_a_rerun_leaves_every_image_once(
     with (bundle / "images.jsonl").open("a") as f:
         f.write('{"image_id": "torn')  # a crash mid-append leaves a torn line
     monkeypatch.delenv(FAIL_AFTER_ENV)
-    rerun = _materialize(generated_images, bundle, {"image_generator": generator_resource})
+    instance = dg.DagsterInstance.ephemeral()
+    rerun = _materialize(
+        generated_images, bundle, {"image_generator": generator_resource}, "lens", instance
+    )
     assert rerun.success
     meta = _meta(rerun, "generated_images")
     assert (meta["skipped"], meta["drawn"]) == (2, 4)
+    assert _counts_logged(instance, rerun) == [  # the run's logs: from the 2 kept, batch by batch
+        f"lens: {n} of 6 images drawn" for n in (2, 4, 6)
+    ]
     rows = _rows(bundle / "images.jsonl")
     ids = [r["image_id"] for r in rows]
     assert len(ids) == len(set(ids)) == 6
@@ -150,9 +165,17 @@ def test_judge_asset_answers_every_question_of_every_image(
 ):
     bundle = _bundle(tmp_path)
     judge = QuestionJudgeResource(profile="cpu", tiny_dir=str(tiny_vl.parent))
-    assert _materialize(generated_images, bundle, {"image_generator": generator_resource}).success
-    result = _materialize(judged_images, bundle, {"question_judge": judge})
+    instance, watched = dg.DagsterInstance.ephemeral(), []
+    with watching(lambda *count: watched.append(count)):  # as `qct2i evaluate` watches
+        drawn = _materialize(generated_images, bundle, {"image_generator": generator_resource})
+    assert drawn.success
+    result = _materialize(judged_images, bundle, {"question_judge": judge}, instance=instance)
     assert result.success
+    assert [count[:3] for count in watched] == [(n, 6, "images drawn") for n in (0, 2, 4, 6)]
+    assert _counts_logged(instance, result) == [  # the run's logs carry the counts
+        "lens: 0 of 6 images judged, 0 questions judged",
+        "lens: 6 of 6 images judged, 12 questions judged",
+    ]
     rows = _rows(bundle / "judgments.jsonl")
     assert len(rows) == 12  # 6 images x 2 questions
     meta = _meta(result, "judged_images")

@@ -2,6 +2,11 @@
 one command, on a demo warehouse, through the console script; a rerun that changes nothing and
 says so; and the refusals, each with its exact message (in-process: no model is loaded).
 
+The first run has a pseudo-terminal as its stderr, as a person's would be: each step's progress
+bar shows there, and stdout holds the steps with their counts, the import's and the build's lines
+(not dbt's log, nor Dagster's event lines) and the rows; the rerun's output is piped, so its
+progress is plain lines.
+
 The generator is the tiny Stable Diffusion built in code (random weights, saved, loaded by the
 real `StableDiffusionPipeline`); the judge and the OCR reader are the cpu profile's tiny
 Qwen3-VL, whose OCR answer is forced so a reading ends at once (`tiny_models`, conftest.py)."""
@@ -15,15 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import copy_warehouse, query, run_cli, run_main
+from tests.helpers import copy_warehouse, query, run_cli, run_cli_on_a_terminal, run_main
 from tests.ingestion.backends.forced_answers import force_answer, force_judge_answer
 from tests.qct2i.conftest import OCR_ANSWER
 
 MODEL = "tiny-new"
 SMALL = ["--steps", "2", "--width", "32", "--height", "32"]
+UNITS = ("images drawn", "images judged", "images read")  # what the progress counts
 
 
-@pytest.fixture(scope="module")
 @pytest.fixture(scope="module")
 def yes_models(tiny_vl, tmp_path_factory) -> Path:
     """QCT2I_TINY_MODELS whose tiny Qwen3-VL judges every question "yes" and reads OCR_ANSWER."""
@@ -38,18 +43,29 @@ def yes_models(tiny_vl, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def evaluated(small_demo, tiny_sd, tiny_models, tmp_path_factory):
-    """A copy of the small demo warehouse (tests/conftest.py) after `qct2i evaluate tiny-new
-    --pipeline-class ... --budget 0.2`."""
+    """(warehouse, args, stdout, what its terminal showed): a copy of the small demo warehouse
+    (tests/conftest.py) after `qct2i evaluate tiny-new --pipeline-class ... --budget 0.2`, run
+    with a pseudo-terminal as its stderr."""
     warehouse = copy_warehouse(small_demo[0], tmp_path_factory.mktemp("evaluate"))
     args = ["evaluate", MODEL, "--pipeline-class", "StableDiffusionPipeline"]
     args += ["--weights", str(tiny_sd), "--budget", "0.2", *SMALL]
-    done = run_cli(args, warehouse, QCT2I_TINY_MODELS=str(tiny_models), QCT2I_ML_PROFILE="cpu")
+    env = {"QCT2I_TINY_MODELS": str(tiny_models), "QCT2I_ML_PROFILE": "cpu"}
+    done = run_cli_on_a_terminal(args, warehouse, **env)
     assert done.returncode == 0, done.stderr[-3000:]
-    return warehouse, args, done.stdout
+    return warehouse, args, done.stdout, done.stderr
+
+
+def _plan(warehouse: Path) -> tuple[int, int, int]:
+    """(prompts, questions, prompts with a text target) of the evaluation's plan."""
+    folder = warehouse.parent / "evaluations" / MODEL
+    prompts = (folder / "prompts.jsonl").read_text().splitlines()
+    questions = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+    with_text = {q["prompt_id"] for q in questions if q.get("text_target")}
+    return len(prompts), len(questions), len(with_text)
 
 
 def test_the_new_generator_reaches_the_subset_estimates_and_the_leaderboard(evaluated):
-    warehouse, _, stdout = evaluated
+    warehouse, _, stdout, _ = evaluated
     estimates = query(
         warehouse,
         "select language_scope, hcq_total, ci_lo, ci_hi, rank, rank_lo, rank_hi "
@@ -73,7 +89,7 @@ def test_the_new_generator_reaches_the_subset_estimates_and_the_leaderboard(eval
 
 
 def test_every_planned_prompt_was_drawn_judged_and_read(evaluated):
-    warehouse, _, _ = evaluated
+    warehouse, _, _, _ = evaluated
     folder = warehouse.parent / "evaluations" / MODEL
     planned = len((folder / "prompts.jsonl").read_text().splitlines())
     (images,) = query(warehouse, f"select count(*) from raw.images where model_id = '{MODEL}'")[0]
@@ -94,8 +110,39 @@ def test_every_planned_prompt_was_drawn_judged_and_read(evaluated):
     assert read == with_text
 
 
+def test_a_terminal_shows_each_steps_progress_and_stdout_reads_as_the_steps(evaluated):
+    warehouse, _, stdout, terminal = evaluated
+    planned, questions, with_text = _plan(warehouse)
+    for bar in (
+        f"{MODEL} images drawn: {planned}/{planned} |",
+        f"{MODEL} images judged: {planned}/{planned} |",
+        f"{MODEL} images read: {with_text}/{with_text} |",
+    ):
+        assert bar in terminal, terminal[-3000:]
+    assert f"{questions} questions judged]" in terminal  # beside the images judged
+    assert "dbt build ... (its log is shown if it fails)" in terminal
+    folder = warehouse.parent / "evaluations" / MODEL
+    lines = stdout.splitlines()
+    assert lines[:7] == [  # started, each step with its counts
+        f"started {folder}",
+        f"gpu/generated_images [{MODEL}|0] ...",
+        f"  planned={planned}, drawn={planned}, skipped=0",
+        f"gpu/judged_images [{MODEL}] ...",
+        f"  skipped=0, images_judged={planned}, questions={questions}",
+        f"gpu/transcribed_images [{MODEL}] ...",
+        f"  planned={with_text}, skipped=0, transcribed={with_text}",
+    ]
+    assert lines[7].startswith("appended ") and lines[8].startswith("into the working copy ")
+    assert lines[9].startswith("dbt build: PASS=") and " ERROR=0 " in lines[9]  # not dbt's log
+    assert lines[10].startswith(f"published {warehouse} (build ")
+    assert lines[11].startswith(f"{MODEL} on a irt plan: ")  # then its rows and the report
+    assert "\r" not in stdout and "dagster" not in stdout
+    assert not [unit for unit in UNITS if unit in stdout]
+
+
 def test_a_rerun_of_a_finished_evaluation_changes_nothing_and_says_so(evaluated, tiny_models):
-    warehouse, args, _ = evaluated
+    """... and, piped, its progress is plain lines on stderr: no bar frames, none on stdout."""
+    warehouse, args, _, _ = evaluated
     before = query(warehouse, "select build_id from main.build_id")
     again = run_cli(args, warehouse, QCT2I_TINY_MODELS=str(tiny_models), QCT2I_ML_PROFILE="cpu")
     assert again.returncode == 0, again.stderr[-3000:]
@@ -103,6 +150,16 @@ def test_a_rerun_of_a_finished_evaluation_changes_nothing_and_says_so(evaluated,
     assert f"resuming {folder}" in again.stdout
     assert f"nothing new: the published warehouse holds every row of {folder}" in again.stdout
     assert query(warehouse, "select build_id from main.build_id") == before  # no build ran
+    planned, _, with_text = _plan(warehouse)
+    ours = [line for line in again.stderr.splitlines() if line.startswith(f"{MODEL}: ")]
+    progress = [line.split(" (")[0] for line in ours]
+    assert progress == [  # each step's one line: everything was already done
+        f"{MODEL}: {planned} of {planned} images drawn",
+        f"{MODEL}: {planned} of {planned} images judged, 0 questions judged",
+        f"{MODEL}: {with_text} of {with_text} images read",
+    ]
+    assert "\r" not in again.stderr  # no redrawn frames, the model libraries' bars off too
+    assert not [unit for unit in UNITS if unit in again.stdout]
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,9 @@ so they read images.jsonl through `image_rows`, which refuses (BundleError, file
 the path leads, in the import's words: `ingestion.bundle.image_paths`) every row whose path
 resolves, symbolic links followed, outside the bundle folder and the named image roots, before
 anything is judged or written; the assets call it before the model is loaded.
+Progress: each run reports how far it has got (images drawn, judged, of how many) to a
+`progress` callback (`ingestion.backends.drivers.progress`) as its rows land; `log` gets the
+rest (generation's plan, the rates at the end).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from ingestion.backends.api.interfaces import (
     QuestionJudge,
 )
 from ingestion.backends.drivers.image_store import ImageStore
+from ingestion.backends.drivers.progress import CountLines, Progress
 from ingestion.bundle.format import DEFAULT_JUDGE_ID
 from ingestion.bundle.image_paths import image_root_problems, path_problems
 from ingestion.bundle.jsonl_append import (  # re-exported (question runs)
@@ -119,8 +123,11 @@ def run_generation(
     batch_size: int = 4,
     log: Log = print,
     after_image: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> RunStats:
-    """Draw every prompt with `generator` into <bundle>/images/ and <bundle>/images.jsonl."""
+    """Draw every prompt with `generator` into <bundle>/images/ and <bundle>/images.jsonl,
+    reporting "images drawn" of the planned to `progress` (`progress.py`; default: plain count
+    lines through `log`) once before the first batch and after each batch is recorded."""
     bundle = Path(bundle)
     store = ImageStore(bundle / "images")
     rows_file = bundle / "images.jsonl"
@@ -136,6 +143,8 @@ def run_generation(
     pending = [r for r in requests if not done(r)]
     stats.skipped = len(requests) - len(pending)
     log(f"{spec.model_id}: {len(requests)} images planned, {stats.skipped} already done")
+    progress = progress or CountLines(log, spec.model_id)
+    progress(stats.skipped, stats.planned, "images drawn")
     backend = getattr(generator, "backend", "diffusers")
     start = time.perf_counter()
     for batch in batched(pending, batch_size):
@@ -182,11 +191,13 @@ def run_generation(
         stats.gpu_seconds += result.gpu_seconds
         stats.megapixels += result.megapixels
         stats.seconds = time.perf_counter() - start
+        progress(stats.skipped + stats.done, stats.planned, "images drawn")
+    stats.seconds = time.perf_counter() - start
+    if stats.done:
         log(
-            f"{spec.model_id}: {stats.done}/{len(pending)} drawn "
+            f"{spec.model_id}: {stats.done} drawn in {stats.seconds:.1f}s "
             f"({stats.rate:.2f} images/s, {stats.gpu_s_per_mp or 0:.3f} device-s/MP)"
         )
-    stats.seconds = time.perf_counter() - start
     return stats
 
 
@@ -274,6 +285,7 @@ def run_adjudication(
     chunk_images: int = 1,
     judge_id: str = DEFAULT_JUDGE_ID,
     image_roots: Sequence[Path] = (),
+    progress: Progress | None = None,
 ) -> RunStats:
     """Judge every question of every image of `model_id` in the bundle, `chunk_images` images
     per `judge.judge_many` call, appending each chunk's rows to <bundle>/judgments.jsonl in one
@@ -281,7 +293,8 @@ def run_adjudication(
     `judge_id`) already answered are not asked again (an image is skipped when all of its are),
     another judge's rows count for nothing. A bundle with
     an image path outside its folder and `image_roots` is refused (BundleError) before any image
-    is judged."""
+    is judged. `progress` (default: plain count lines through `log`) hears "images judged" of
+    the planned, with this run's questions judged, before the first chunk and after each."""
     if chunk_images < 1:
         raise ValueError(f"chunk_images must be at least 1, not {chunk_images}")
     validate_id(judge_id, "judge_id")
@@ -299,6 +312,8 @@ def run_adjudication(
     images, pending = images_to_process(bundle, model_id, questions, judged, image_roots)
     stats = RunStats(planned=len(images))
     stats.skipped = len(images) - len(pending)
+    progress = progress or CountLines(log, model_id)
+    progress(stats.skipped, stats.planned, "images judged", "0 questions judged")
     start = time.perf_counter()
     n_questions = 0
     for chunk in batched(pending, chunk_images):
@@ -320,11 +335,17 @@ def run_adjudication(
         append_rows(rows_file, rows)
         stats.done += len(items)
         n_questions += len(rows)
-        stats.seconds = time.perf_counter() - start
-        log(
-            f"{model_id}: {stats.done}/{len(pending)} images judged, {n_questions} questions "
-            f"({n_questions / stats.seconds:.1f} questions/s)"
+        progress(
+            stats.skipped + stats.done,
+            stats.planned,
+            "images judged",
+            f"{n_questions} questions judged",
         )
     stats.seconds = time.perf_counter() - start
     stats.questions = n_questions
+    if stats.done:
+        log(
+            f"{model_id}: {stats.done} images judged, {n_questions} questions in "
+            f"{stats.seconds:.1f}s ({n_questions / stats.seconds:.1f} questions/s)"
+        )
     return stats

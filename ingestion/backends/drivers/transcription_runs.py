@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingestion.backends.api.interfaces import TextTranscriber, Transcription, TranscriptionRequest
+from ingestion.backends.drivers.progress import CountLines, Progress
 from ingestion.backends.drivers.runs import Log, append_rows, images_to_process, read_rows
 
 
@@ -85,10 +86,12 @@ def run_transcription(
     model_id: str,
     log: Log = print,
     image_roots: Sequence[Path] = (),
+    progress: Progress | None = None,
 ) -> TranscriptionStats:
     """Transcribe every image of `model_id` whose prompt has a text target; images with a row
     are skipped. A bundle with an image path outside its folder and `image_roots` is refused
-    (BundleError, as by the import) before any image is read."""
+    (BundleError, as by the import) before any image is read. `progress` (default: plain count
+    lines through `log`) hears "images read" of the planned, before the first and after each."""
     bundle = Path(bundle)
     rows_file = bundle / "transcriptions.jsonl"
     existing = list(read_rows(rows_file))
@@ -98,6 +101,8 @@ def run_transcription(
     images, pending = images_to_process(bundle, model_id, with_text, done, image_roots)
     stats = TranscriptionStats(planned=len(images))
     stats.skipped = len(images) - len(pending)
+    progress = progress or CountLines(log, model_id)
+    progress(stats.skipped, stats.planned, "images read")
     start = time.perf_counter()
     for image in pending:
         request = TranscriptionRequest(image["prompt_id"], model_id, str(bundle / image["path"]))
@@ -106,6 +111,9 @@ def run_transcription(
         stats.done += 1
         stats.outcomes[outcome(result)] += 1
         stats.seconds = time.perf_counter() - start
-        log(f"{model_id}: {stats.done}/{len(pending)} transcribed ({dict(stats.outcomes)})")
+        progress(stats.skipped + stats.done, stats.planned, "images read")
     stats.seconds = time.perf_counter() - start
+    if stats.done:
+        outcomes = dict(stats.outcomes)
+        log(f"{model_id}: {stats.done} transcribed in {stats.seconds:.1f}s ({outcomes})")
     return stats
