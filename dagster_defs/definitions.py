@@ -15,6 +15,7 @@ from dagster_defs.assets.evidence import constructed_questions, transcribed_imag
 from dagster_defs.assets.generation import generation_assets
 from dagster_defs.assets.ingestion import import_bundle, simulated_bundle
 from dagster_defs.assets.report import report
+from dagster_defs.evaluation import evaluate_generator_job
 from dagster_defs.ml_resources import ml_resources_from_env
 from dagster_defs.project import DBT_EXECUTABLE, prepared_dbt_project
 
@@ -50,7 +51,7 @@ def defs() -> dg.Definitions:
             constructed_questions,
             report,
         ],
-        jobs=[demo_job, import_and_build_job],
+        jobs=[demo_job, import_and_build_job, evaluate_generator_job],
         resources={
             "dbt": DbtCliResource(project_dir=project, dbt_executable=DBT_EXECUTABLE),
             **ml_resources_from_env(),

@@ -1,4 +1,5 @@
-"""`qct2i evaluate MODEL_ID`: its options and the command (the steps are `qct2i.evaluate`'s)."""
+"""`qct2i evaluate MODEL_ID`: its options and the command (the steps are
+`dagster_defs.evaluation`'s, which the Dagster job `evaluate_generator` shares)."""
 
 from __future__ import annotations
 
@@ -11,32 +12,21 @@ from pathlib import Path
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Plan -> generate (or check and copy --images) -> judge -> OCR -> append import -> build,
     then the generator's rows; a rerun goes on where the last one stopped."""
-    from qct2i.cli import _pin_warehouse, cmd_build, cmd_import
-    from qct2i.evaluate import (
+    from dagster_defs.evaluation import (
         EvaluationRefused,
-        check_request,
         is_done,
         mark_done,
-        register,
+        prepare_evaluation,
         result_lines,
-        run_gpu_steps,
-        start_or_resume,
     )
+    from qct2i.cli import _pin_warehouse, cmd_build, cmd_import
 
     warehouse = _pin_warehouse()
     request = _request(args)
-    if not warehouse.exists():
-        print(f"{warehouse}: no published warehouse to evaluate against; run `qct2i demo` or "
-              "`qct2i import DIR` and `qct2i build` first", file=sys.stderr)  # fmt: skip
-        return 2
     try:
-        check_request(request)
-        folder, started = start_or_resume(request, warehouse, args.replace)
-        print(f"{'started' if started else 'resuming'} {folder}")
-        if request.source == "images":
-            _add_images(request, folder)
-        register(request, folder)
-        run_gpu_steps(request, folder, log=_say, progress_to=sys.stderr)
+        folder = prepare_evaluation(
+            request, warehouse, args.replace, log=_say, progress_to=sys.stderr
+        )
     except EvaluationRefused as refused:
         print(refused, file=sys.stderr)
         return 2
@@ -60,29 +50,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _say(line: str) -> None:
-    """A line of the command's output, flushed: it stays in order with the progress on stderr."""
+    """A line of stdout, flushed: it keeps its place among the progress lines on stderr."""
     print(line, flush=True)
-
-
-def _add_images(request, folder: Path) -> None:
-    """The user's folder checked against the plan's prompts, then copied into the evaluation."""
-    from ingestion.backends.drivers.calibration import upsert_generator_row
-    from ingestion.backends.drivers.runs import read_rows
-    from ingestion.sources.image_folder import (
-        ImageFolderError,
-        add_folder_images,
-        read_image_folder,
-    )
-    from qct2i.evaluate import EvaluationRefused, images_generator_row
-
-    prompt_ids = [row["prompt_id"] for row in read_rows(folder / "prompts.jsonl")]
-    try:
-        images = read_image_folder(Path(request.images), prompt_ids)
-    except ImageFolderError as error:
-        raise EvaluationRefused(str(error)) from None
-    added = add_folder_images(images, request.model_id, folder)
-    upsert_generator_row(folder, images_generator_row(request))
-    print(f"images: {added} added from {request.images} ({len(images) - added} already there)")
 
 
 def _import_args(args: argparse.Namespace, folder: Path) -> argparse.Namespace:
@@ -97,35 +66,28 @@ def _import_args(args: argparse.Namespace, folder: Path) -> argparse.Namespace:
 
 
 def _request(args: argparse.Namespace):
-    from qct2i.evaluate import Request, Settings
+    from dagster_defs.evaluation import Request, Settings
 
-    source = "images" if args.images else "registry" if args.registry else "pipeline"
-    settings = None
-    if source == "pipeline":
-        settings = Settings(
-            steps=args.steps,
-            guidance=args.guidance,
-            guidance_arg=args.guidance_arg,
-            width=args.width,
-            height=args.height,
-            gpus=args.gpus,
-            call_kwargs=json.loads(args.call_kwargs) if args.call_kwargs else {},
-        )
-    return Request(
-        model_id=args.model_id,
-        source=source,
+    settings = Settings(
+        steps=args.steps,
+        guidance=args.guidance,
+        guidance_arg=args.guidance_arg,
+        width=args.width,
+        height=args.height,
+        gpus=args.gpus,
+        call_kwargs=json.loads(args.call_kwargs) if args.call_kwargs else {},
+    )
+    return Request.of(
+        args.model_id,
         pipeline_class=args.pipeline_class,
-        weights=str(Path(args.weights).resolve()) if _is_folder(args.weights) else args.weights,
-        images=str(Path(args.images).resolve()) if args.images else None,
+        weights=args.weights,
+        registry=args.registry,
+        images=args.images,
         settings=settings,
         budget=args.budget,
         strategy=args.strategy,
         seed=args.seed,
     )
-
-
-def _is_folder(weights: str | None) -> bool:
-    return bool(weights) and Path(weights).is_dir()
 
 
 def _call_kwargs(text: str) -> str:

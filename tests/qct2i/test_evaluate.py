@@ -232,18 +232,29 @@ def no_diffusers(tmp_path_factory) -> Path:
     return root
 
 
-def test_images_drawn_elsewhere_are_evaluated_on_every_prompt(
-    small_demo, yes_models, no_diffusers, tmp_path
-):
-    warehouse = copy_warehouse(small_demo[0], tmp_path / "w")
-    prompt_ids = _prompt_ids(warehouse)
-    images = _write_images(tmp_path / "drawn", prompt_ids)
+@pytest.fixture(scope="module")
+def drawn_elsewhere(small_demo, tmp_path_factory) -> Path:
+    """A folder of images for every prompt of the small demo world, as a user's code writes it."""
+    return _write_images(tmp_path_factory.mktemp("drawn") / "drawn", _prompt_ids(small_demo[0]))
+
+
+@pytest.fixture(scope="module")
+def evaluated_images(small_demo, yes_models, no_diffusers, drawn_elsewhere, tmp_path_factory):
+    """(warehouse, stdout): a copy of the small demo after `qct2i evaluate mine --images DIR`,
+    run where `diffusers` refuses to import."""
+    warehouse = copy_warehouse(small_demo[0], tmp_path_factory.mktemp("images"))
     env = {"QCT2I_TINY_MODELS": str(yes_models), "QCT2I_ML_PROFILE": "cpu"}
     env["PYTHONPATH"] = os.pathsep.join([str(no_diffusers), *sys.path])
-    done = run_cli(["evaluate", "mine", "--images", str(images)], warehouse, **env)
+    done = run_cli(["evaluate", "mine", "--images", str(drawn_elsewhere)], warehouse, **env)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "gpu/generated_images" not in done.stdout  # nothing drawn
-    assert f"images: {len(prompt_ids)} added from {images} (0 already there)" in done.stdout
+    return warehouse, done.stdout
+
+
+def test_images_drawn_elsewhere_are_evaluated_on_every_prompt(evaluated_images, drawn_elsewhere):
+    warehouse, stdout = evaluated_images
+    n_prompts = len(_prompt_ids(warehouse))
+    assert "gpu/generated_images" not in stdout  # nothing drawn
+    assert f"images: {n_prompts} added from {drawn_elsewhere} (0 already there)" in stdout
     rows = query(
         warehouse,
         "select language_scope, evaluation, prompt_coverage_frac from marts.fct_hcq_leaderboard "
@@ -259,8 +270,47 @@ def test_images_drawn_elsewhere_are_evaluated_on_every_prompt(
     assert scores == [(100.0,)]
     (gpu_s,) = query(warehouse, "select sum(latency_s * gpus) from raw.images "
                      "where model_id = 'mine'")[0]  # fmt: skip
-    assert gpu_s == 0.5 * len(prompt_ids)
-    assert f"mine on every prompt: {gpu_s:,.1f} GPU-s for its images" in done.stdout
+    assert gpu_s == 0.5 * n_prompts
+    assert f"mine on every prompt: {gpu_s:,.1f} GPU-s for its images" in stdout
+
+
+MARTS_OF_THE_NEW_GENERATOR = (
+    "fct_hcq_leaderboard",
+    "fct_capability_scores",
+    "fct_rank_reliability",
+    "fct_question_records",
+)
+
+
+def _rows_of(warehouse: Path, model_id: str) -> dict[str, list[tuple]]:
+    return {
+        mart: query(
+            warehouse, f"select * from marts.{mart} where model_id = '{model_id}' order by all"
+        )
+        for mart in MARTS_OF_THE_NEW_GENERATOR
+    }
+
+
+def test_the_dagster_job_gives_the_commands_rows(
+    evaluated_images, small_demo, yes_models, drawn_elsewhere, tmp_path, monkeypatch
+):
+    """`evaluate_generator` on another copy of the same world, with the command's flags as its
+    run config: the same rows of the new generator in the marts as the command's."""
+    from dagster_defs.definitions import defs
+
+    warehouse = copy_warehouse(small_demo[0], tmp_path / "job", name="qct2i.duckdb")
+    monkeypatch.setenv("QCT2I_WAREHOUSE", str(warehouse))
+    monkeypatch.setenv("QCT2I_TINY_MODELS", str(yes_models))
+    monkeypatch.setenv("QCT2I_ML_PROFILE", "cpu")
+    config = {"model_id": "mine", "images": str(drawn_elsewhere)}
+    job = defs().resolve_job_def("evaluate_generator")
+    result = job.execute_in_process(
+        run_config={"ops": {"evaluate_generator_op": {"config": config}}}
+    )
+    assert result.success
+    by_command, _ = evaluated_images
+    assert _rows_of(warehouse, "mine") == _rows_of(by_command, "mine")
+    assert _rows_of(warehouse, "mine")["fct_hcq_leaderboard"]  # not two empty sets
 
 
 def test_a_folder_with_problems_is_refused_before_anything_is_judged(small_demo, tmp_path):

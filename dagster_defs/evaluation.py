@@ -1,10 +1,15 @@
-"""`qct2i evaluate MODEL_ID` (issue 25): a new generator from its checkpoint, a registry row or a
-folder of its images to its place on the leaderboard, in one command that runs the steps a user
-would otherwise run one by one, through the same assets, import and build:
+"""Evaluating a new generator (issue 25): from its checkpoint, a registry row or a folder of its
+images to its place on the leaderboard, in one step that runs what a user would otherwise run one
+by one, through the same assets, import and build:
 
     plan (a budget's prompts, or every prompt) -> generate (`gpu/generated_images`; with
     --images the folder is checked and copied in instead) -> judge (`gpu/judged_images`) -> OCR
-    (`gpu/transcribed_images`) -> `qct2i import --append` -> `qct2i build` -> its rows.
+    (`gpu/transcribed_images`) -> append import -> build -> its rows.
+
+Two front ends share it: `qct2i evaluate` (qct2i/evaluate_command.py: the import and build of
+`qct2i import --append` and `qct2i build`) and the Dagster job `evaluate_generator` (below: the
+import and build of the `import_and_build` job's assets). Both call `prepare_evaluation` for
+everything before the import, and `result_lines` after the build.
 
 Everything lands in the evaluation's folder beside the warehouse, `evaluations/<MODEL_ID>/`: a
 GPU bundle holding `evaluation.json` (what was asked), the plan's prompts and questions, the
@@ -15,14 +20,16 @@ the warehouse's own registry (`ingestion.backends.api.generators`), so it is a p
 GPU assets like any other.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
+
+import dagster as dg
+from pydantic import Field as PydanticField
 
 from ingestion.backends.api.generators import (
     RegistryError,
@@ -68,6 +75,37 @@ class Request:
 
     def as_json(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def of(
+        cls,
+        model_id: str,
+        *,
+        pipeline_class: str | None = None,
+        weights: str | None = None,
+        registry: bool = False,
+        images: str | None = None,
+        settings: Settings | None = None,
+        budget: float | None = None,
+        strategy: str = "irt",
+        seed: int = 0,
+    ) -> "Request":
+        """The request the command's flags (or the job's run config, which mirrors them) make:
+        a local weights folder and an images folder are taken as absolute paths."""
+        source = "images" if images else "registry" if registry else "pipeline"
+        if weights and Path(weights).is_dir():
+            weights = str(Path(weights).resolve())
+        return cls(
+            model_id=model_id,
+            source=source,
+            pipeline_class=pipeline_class,
+            weights=weights,
+            images=str(Path(images).resolve()) if images else None,
+            settings=settings if source == "pipeline" else None,
+            budget=budget,
+            strategy=strategy,
+            seed=seed,
+        )
 
 
 def evaluation_folder(warehouse: Path, model_id: str) -> Path:
@@ -230,6 +268,47 @@ def _write_plan(request: Request, warehouse: Path, folder: Path) -> None:
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
+
+
+def prepare_evaluation(
+    request: Request, warehouse: Path, replace: bool, log=print, progress_to=None
+) -> Path:
+    """Everything before the import: the checks, the plan (or the one a rerun finds), the
+    images of a folder, the registry row, then the GPU assets. Returns the evaluation's folder."""
+    if not Path(warehouse).exists():
+        raise EvaluationRefused(
+            f"{warehouse}: no published warehouse to evaluate against; run `qct2i demo` or "
+            "`qct2i import DIR` and `qct2i build` first"
+        )
+    check_request(request)
+    folder, started = start_or_resume(request, warehouse, replace)
+    log(f"{'started' if started else 'resuming'} {folder}")
+    if request.source == "images":
+        add_images(request, folder, log)
+    register(request, folder)
+    run_gpu_steps(request, folder, log=log, progress_to=progress_to)
+    return folder
+
+
+def add_images(request: Request, folder: Path, log=print) -> None:
+    """The user's folder checked against the plan's prompts, then copied into the evaluation
+    with a generators row of its own."""
+    from ingestion.backends.drivers.calibration import upsert_generator_row
+    from ingestion.backends.drivers.runs import read_rows
+    from ingestion.sources.image_folder import (
+        ImageFolderError,
+        add_folder_images,
+        read_image_folder,
+    )
+
+    prompt_ids = [row["prompt_id"] for row in read_rows(folder / "prompts.jsonl")]
+    try:
+        images = read_image_folder(Path(request.images), prompt_ids)
+    except ImageFolderError as error:
+        raise EvaluationRefused(str(error)) from None
+    added = add_folder_images(images, request.model_id, folder)
+    upsert_generator_row(folder, images_generator_row(request))
+    log(f"images: {added} added from {request.images} ({len(images) - added} already there)")
 
 
 def register(request: Request, folder: Path) -> None:
@@ -417,14 +496,124 @@ __all__ = [
     "EvaluationRefused",
     "Request",
     "Settings",
+    "add_images",
     "check_request",
     "evaluation_folder",
     "images_generator_row",
     "is_done",
     "mark_done",
+    "prepare_evaluation",
     "register",
     "registry_row",
     "result_lines",
     "run_gpu_steps",
     "start_or_resume",
 ]
+
+
+# -- the Dagster job `evaluate_generator` -------------------------------------------------------
+
+
+class EvaluateGeneratorConfig(dg.Config):
+    """The run config of `evaluate_generator`: the flags of `qct2i evaluate`, by the same names."""
+
+    model_id: str
+    pipeline_class: str | None = None  # with weights: a diffusers pipeline class
+    weights: str | None = None  # a folder or a hub id
+    registry: bool = False  # a row of seeds/generators.csv
+    images: str | None = None  # a folder of images drawn elsewhere
+    steps: int = Settings.steps
+    guidance: float = Settings.guidance
+    guidance_arg: str = Settings.guidance_arg
+    width: int = Settings.width
+    height: int = Settings.height
+    gpus: int = Settings.gpus
+    call_kwargs: dict[str, Any] = PydanticField(default_factory=dict)
+    budget: float | None = None  # None: every prompt
+    strategy: str = "irt"
+    seed: int = 0
+    replace: bool = False
+    official_judge: str | None = None
+
+    def request(self) -> Request:
+        settings = Settings(
+            steps=self.steps,
+            guidance=self.guidance,
+            guidance_arg=self.guidance_arg,
+            width=self.width,
+            height=self.height,
+            gpus=self.gpus,
+            call_kwargs=dict(self.call_kwargs),
+        )
+        return Request.of(
+            self.model_id,
+            pipeline_class=self.pipeline_class,
+            weights=self.weights,
+            registry=self.registry,
+            images=self.images,
+            settings=settings,
+            budget=self.budget,
+            strategy=self.strategy,
+            seed=self.seed,
+        )
+
+
+@dg.op(
+    description="qct2i evaluate as a Dagster step: plan, the GPU assets on the generator's "
+    "partition, then the import_and_build job's import (append) and dbt build; logs the counts "
+    "and the generator's rows."
+)
+def evaluate_generator_op(context: dg.OpExecutionContext, config: EvaluateGeneratorConfig):
+    from ingestion.paths import warehouse_path
+
+    request, warehouse = config.request(), warehouse_path()
+    try:
+        folder = prepare_evaluation(request, warehouse, config.replace, log=context.log.info)
+    except EvaluationRefused as refused:
+        raise dg.Failure(description=str(refused)) from None
+    if is_done(folder):
+        context.log.info(f"nothing new: the published warehouse holds every row of {folder}")
+    else:
+        _import_and_build(folder, request.model_id, config)
+        mark_done(folder)
+    lines = result_lines(warehouse, request)
+    for line in lines:
+        context.log.info(line)
+    return dg.Output(None, metadata={"folder": str(folder), "rows": dg.MetadataValue.md(
+        "```\n" + "\n".join(lines) + "\n```"
+    )})  # fmt: skip
+
+
+def _import_and_build(folder: Path, model_id: str, config: EvaluateGeneratorConfig) -> None:
+    """The `import_and_build` job of these definitions on the evaluation's folder: the import
+    asset appends it (replacing the generator's evidence with `replace`), the dbt assets build
+    and publish, the report asset writes the report."""
+    from dagster_defs.definitions import defs  # the definitions hold this job: import at run time
+
+    build_vars = {"official_judge": config.official_judge} if config.official_judge else {}
+    run_config = {
+        "ops": {
+            "import_bundle": {
+                "config": {
+                    "folder": str(folder),
+                    "append": True,
+                    "replace_models": [model_id] if config.replace else [],
+                }
+            },
+            "qct2i_dbt_models": {"config": {"vars": build_vars}},
+        }
+    }
+    job = defs().resolve_job_def("import_and_build")
+    result = job.execute_in_process(run_config=run_config, raise_on_error=False)
+    if not result.success:
+        raise dg.Failure(description=f"import_and_build failed: {_failure(result)}")
+
+
+@dg.job(
+    name="evaluate_generator",
+    description="A new generator from its checkpoint (or a folder of its images) to its rows on "
+    "the leaderboard: `qct2i evaluate` as a job, its run config mirroring the command's flags "
+    "(docs/evaluate.md).",
+)
+def evaluate_generator_job():
+    evaluate_generator_op()
