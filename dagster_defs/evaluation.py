@@ -285,7 +285,7 @@ def prepare_evaluation(
     log(f"{'started' if started else 'resuming'} {folder}")
     if request.source == "images":
         add_images(request, folder, log)
-    register(request, folder)
+    register(request)
     run_gpu_steps(request, folder, log=log, progress_to=progress_to)
     return folder
 
@@ -311,7 +311,7 @@ def add_images(request: Request, folder: Path, log=print) -> None:
     log(f"images: {added} added from {request.images} ({len(images) - added} already there)")
 
 
-def register(request: Request, folder: Path) -> None:
+def register(request: Request) -> None:
     """The user's generator in the warehouse's own registry (a registry row is used as it is)."""
     if request.source == "registry":
         return
@@ -332,8 +332,6 @@ def run_gpu_steps(request: Request, folder: Path, log=print, progress_to=None) -
     asset skips what the folder already holds. `log` gets each step and its counts; the counts
     as they go (images drawn, judged, read, of how many) go to the stream `progress_to`: a live
     bar on a terminal, plain lines elsewhere (`ingestion.backends.drivers.progress`)."""
-    import dagster as dg
-
     from dagster_defs.assets.evidence import transcribed_images_asset
     from dagster_defs.assets.generation import generation_assets
     from dagster_defs.ml_resources import ml_resources_from_env

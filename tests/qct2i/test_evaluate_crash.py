@@ -205,7 +205,7 @@ class _Killed(BaseException):
 def test_a_replace_killed_while_removing_the_old_folder_leaves_none_that_resumes(
     small_demo, tmp_path, monkeypatch
 ):
-    from qct2i import evaluate
+    from dagster_defs import evaluation as evaluate
 
     warehouse = copy_warehouse(small_demo[0], tmp_path)
     first = evaluate.Request(

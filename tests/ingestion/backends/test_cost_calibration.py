@@ -72,7 +72,7 @@ def test_a_generator_row_is_replaced_not_repeated(tmp_path):
         ("lens", 4.0, "measured"),  # 4 s x 1 GPU / 1 MP: the second calibration
         ("flux1-dev", None, None),
     ]
-    assert rows[0]["hub_id"] == "lens-t2i/Lens" and rows[0]["revision"] == "rev-1"
+    assert rows[0]["hub_id"] == "microsoft/Lens" and rows[0]["revision"] == "rev-1"
 
 
 @pytest.mark.dbt
