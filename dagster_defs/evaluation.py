@@ -24,7 +24,8 @@ import hashlib
 import json
 import os
 import shutil
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -77,34 +78,25 @@ class Request:
         return asdict(self)
 
     @classmethod
-    def of(
-        cls,
-        model_id: str,
-        *,
-        pipeline_class: str | None = None,
-        weights: str | None = None,
-        registry: bool = False,
-        images: str | None = None,
-        settings: Settings | None = None,
-        budget: float | None = None,
-        strategy: str = "irt",
-        seed: int = 0,
-    ) -> "Request":
-        """The request the command's flags (or the job's run config, which mirrors them) make:
-        a local weights folder and an images folder are taken as absolute paths."""
-        source = "images" if images else "registry" if registry else "pipeline"
+    def of(cls, flags: Mapping[str, Any]) -> "Request":
+        """The request of `qct2i evaluate`'s flags or of the job's run config, which holds them
+        by the same names (other keys are ignored). A local weights folder and an images folder
+        are taken as absolute paths."""
+        images, weights = flags["images"], flags["weights"]
+        source = "images" if images else "registry" if flags["registry"] else "pipeline"
         if weights and Path(weights).is_dir():
             weights = str(Path(weights).resolve())
+        settings = Settings(**{f.name: flags[f.name] for f in fields(Settings)})
         return cls(
-            model_id=model_id,
+            model_id=flags["model_id"],
             source=source,
-            pipeline_class=pipeline_class,
+            pipeline_class=flags["pipeline_class"],
             weights=weights,
             images=str(Path(images).resolve()) if images else None,
             settings=settings if source == "pipeline" else None,
-            budget=budget,
-            strategy=strategy,
-            seed=seed,
+            budget=flags["budget"],
+            strategy=flags["strategy"],
+            seed=flags["seed"],
         )
 
 
@@ -534,26 +526,7 @@ class EvaluateGeneratorConfig(dg.Config):
     official_judge: str | None = None
 
     def request(self) -> Request:
-        settings = Settings(
-            steps=self.steps,
-            guidance=self.guidance,
-            guidance_arg=self.guidance_arg,
-            width=self.width,
-            height=self.height,
-            gpus=self.gpus,
-            call_kwargs=dict(self.call_kwargs),
-        )
-        return Request.of(
-            self.model_id,
-            pipeline_class=self.pipeline_class,
-            weights=self.weights,
-            registry=self.registry,
-            images=self.images,
-            settings=settings,
-            budget=self.budget,
-            strategy=self.strategy,
-            seed=self.seed,
-        )
+        return Request.of(dict(self))
 
 
 @dg.op(

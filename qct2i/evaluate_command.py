@@ -66,28 +66,10 @@ def _import_args(args: argparse.Namespace, folder: Path) -> argparse.Namespace:
 
 
 def _request(args: argparse.Namespace):
-    from dagster_defs.evaluation import Request, Settings
+    from dagster_defs.evaluation import Request
 
-    settings = Settings(
-        steps=args.steps,
-        guidance=args.guidance,
-        guidance_arg=args.guidance_arg,
-        width=args.width,
-        height=args.height,
-        gpus=args.gpus,
-        call_kwargs=json.loads(args.call_kwargs) if args.call_kwargs else {},
-    )
-    return Request.of(
-        args.model_id,
-        pipeline_class=args.pipeline_class,
-        weights=args.weights,
-        registry=args.registry,
-        images=args.images,
-        settings=settings,
-        budget=args.budget,
-        strategy=args.strategy,
-        seed=args.seed,
-    )
+    call_kwargs = json.loads(args.call_kwargs) if args.call_kwargs else {}
+    return Request.of({**vars(args), "call_kwargs": call_kwargs})
 
 
 def _call_kwargs(text: str) -> str:

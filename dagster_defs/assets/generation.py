@@ -160,8 +160,8 @@ def _generated_images_asset(
         prompts = prompts_of_shard(all_prompts, shard, shards)
         generator = image_generator.load(spec)
         generator_row = {"cost_gpu_s_per_mp": None, "cost_source": None}
-        measured = _measured_row(bundle, model_id, generator.revision)
-        if shard == 0 and measured:  # a rerun keeps the cost it measured: the rows stay equal
+        measured = _measured_row(bundle, model_id, generator.revision) if shard == 0 else None
+        if measured:  # a rerun keeps the cost it measured: the rows stay equal to the import's
             generator_row = measured
         elif shard == 0:  # one calibration and one generators row per generator
             calibration = None

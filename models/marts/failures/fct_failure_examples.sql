@@ -40,18 +40,26 @@ failed as (
     where validity.is_valid and validity.outcome = 0
 ),
 
+-- every judge's answers to the failed questions only (the failures are a small share of the
+-- records, and the aggregation would otherwise run over every judgment)
 answers as (
     select
-        model_id,
-        prompt_id,
-        question_id,
-        count(outcome)::bigint as n_judges_answered,
-        count(*) filter (where outcome = 0)::bigint as n_judges_no,
+        judgments.model_id,
+        judgments.prompt_id,
+        judgments.question_id,
+        count(judgments.outcome)::bigint as n_judges_answered,
+        count(*) filter (where judgments.outcome = 0)::bigint as n_judges_no,
         string_agg(
-            judge_id || ': ' || coalesce(answer, 'missing'), '; ' order by judge_id
+            judgments.judge_id || ': ' || coalesce(judgments.answer, 'missing'),
+            '; ' order by judgments.judge_id
         ) as judge_answers
     from judgments
-    group by model_id, prompt_id, question_id
+    inner join failed
+        on
+            judgments.model_id = failed.model_id
+            and judgments.prompt_id = failed.prompt_id
+            and judgments.question_id = failed.question_id
+    group by judgments.model_id, judgments.prompt_id, judgments.question_id
 ),
 
 ranked as (
