@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test test-fast test-vllm lint format bench bench-scale gpu-smoke validate dsg-figures release-figures subset-figures fingerprints docs dev clean
+.PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
 # `make demo` needs the project only; tests add the linters and the CPU ML stack (tiny models).
 $(CORE): pyproject.toml
@@ -20,9 +20,15 @@ $(CORE): pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $(CORE)
 
-$(DEV): $(CORE)
+# One install of everything (not the core, then the rest: a second resolve and editable build)
+$(DEV): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,ml-cpu]'
-	touch $(DEV)
+	touch $(CORE) $(DEV)
+
+# Both test environments (`make -j2 envs` builds them side by side: each pip is one process)
+envs: $(DEV) $(VLLM_STAMP)
 
 demo: $(CORE)
 	$(BIN)/qct2i demo
@@ -38,8 +44,9 @@ format: $(DEV)
 	$(BIN)/ruff format .
 	$(BIN)/sqlfluff fix models tests/dbt
 
-# One worker per core, each taking whole test files (their module worlds are built once);
-# --durations: CI's log names the slowest tests (CI must stay under 15 minutes).
+# One worker per core, each taking whole test files (their module worlds are built once; a third
+# worker on two cores was no faster); --durations: CI's log names the slowest tests (CI must stay
+# under 15 minutes).
 test: lint
 	$(BIN)/pytest -n auto --dist loadfile --durations=25
 

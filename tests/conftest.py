@@ -145,7 +145,7 @@ def demo_warehouse(tmp_path_factory, demo_bundle) -> Path:
     return build_once(
         tmp_path_factory,
         "demo-warehouse",
-        lambda f: build_warehouse(demo_bundle.out_dir, f / "demo.duckdb"),
+        lambda f: build_warehouse(demo_bundle.out_dir, helpers.warehouse_in(f / "demo")),
     )
 
 
@@ -158,7 +158,7 @@ def routing_world(tmp_path_factory) -> tuple[Path, Path]:
 
     def build(root: Path) -> tuple[Path, Path]:
         bundle = simulate_world(root / "bundle")
-        warehouse = root / "world.duckdb"
+        warehouse = helpers.warehouse_in(root / "world")
         load_bundle(bundle, warehouse)
         dbt_build_routing(warehouse)
         return bundle, warehouse

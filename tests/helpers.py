@@ -54,12 +54,26 @@ def dbt_build(
     command: str = "build",
 ) -> None:
     """`dbt build` (every model and test, or `select`) against `warehouse`, as a user runs it;
-    `command="run"` skips the data tests."""
+    `command="run"` skips the data tests. dbt prints its errors only (`--quiet`): a failure's
+    message still carries them, and a small build spends about an eighth on its progress lines."""
     require_tier("runs dbt", "dbt", "e2e")
+    extra = ("--quiet", *extra)
     try:
         run_dbt(command, warehouse, select=select, target_path=_SESSION_DBT_TARGET, extra=extra)
     except DbtFailed as failure:
         pytest.fail(str(failure))
+
+
+# Every warehouse a test builds is named WAREHOUSE_NAME (each in its own folder): dbt's saved parse
+# is kept per file name and vars (qct2i/dbt_runner.py), and each new name costs a full parse of the
+# project (about 7 s more than reusing one) on a fresh checkout.
+WAREHOUSE_NAME = "w.duckdb"
+
+
+def warehouse_in(folder: Path) -> Path:
+    """`folder/w.duckdb`, the folder made."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / WAREHOUSE_NAME
 
 
 def build_warehouse(
@@ -76,7 +90,7 @@ def build_warehouse(
     return warehouse
 
 
-def copy_warehouse(built: Path, folder: Path, name: str = "w.duckdb") -> Path:
+def copy_warehouse(built: Path, folder: Path, name: str = WAREHOUSE_NAME) -> Path:
     """A copy of a built warehouse file (a session template) for a test that writes: `folder`
     gets the published file only, never a working copy or a lock."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -96,7 +110,9 @@ QCT2I = shutil.which("qct2i", path=str(Path(sys.executable).parent)) or "qct2i"
 
 
 def cli_env(warehouse: Path, **extra: str) -> dict[str, str]:
-    return {**os.environ, "QCT2I_WAREHOUSE": str(warehouse), **extra}
+    """The console script's environment: dbt quiet (DBT_QUIET, dbt's --quiet: errors only, about
+    an eighth of a small build is writing its progress lines) unless `extra` says otherwise."""
+    return {**os.environ, "DBT_QUIET": "True", "QCT2I_WAREHOUSE": str(warehouse), **extra}
 
 
 def run_cli(args: list[str], warehouse: Path, **env: str) -> subprocess.CompletedProcess:

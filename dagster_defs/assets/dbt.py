@@ -58,8 +58,10 @@ class DbtBuildConfig(dg.Config):
 
 def dbt_build_args(config: DbtBuildConfig) -> list[str]:
     """`dbt build` without the unit tests (`DBT_BUILD_EXCLUDES`), with `--vars` (JSON is valid
-    YAML) when the run sets any."""
-    build = ["build", *DBT_BUILD_EXCLUDES]
+    YAML) when the run sets any. Never quiet: dagster-dbt makes the materialisations from dbt's
+    per-node log events, and a `DBT_QUIET` in the environment would leave a run that succeeds
+    with no dbt asset materialised and nothing downstream (the report) run."""
+    build = ["build", "--no-quiet", *DBT_BUILD_EXCLUDES]
     return [*build, "--vars", json.dumps(config.vars)] if config.vars else build
 
 

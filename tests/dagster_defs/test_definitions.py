@@ -119,11 +119,12 @@ def test_dbt_tests_are_asset_checks(graph):
 
 
 def test_dbt_vars_from_run_config_become_one_vars_argument():
-    assert dbt_build_args(DbtBuildConfig()) == ["build", "--exclude-resource-type", "unit_test"]
+    build = ["build", "--no-quiet", "--exclude-resource-type", "unit_test"]
+    assert dbt_build_args(DbtBuildConfig()) == build
     args = dbt_build_args(DbtBuildConfig(vars={"router_seed": 7, "bilingual_languages": ["en"]}))
-    assert args[:4] == ["build", "--exclude-resource-type", "unit_test", "--vars"]
-    assert len(args) == 5
-    assert yaml.safe_load(args[4]) == {"router_seed": 7, "bilingual_languages": ["en"]}
+    assert args[:5] == [*build, "--vars"]
+    assert len(args) == 6
+    assert yaml.safe_load(args[5]) == {"router_seed": 7, "bilingual_languages": ["en"]}
 
 
 def test_importing_the_definitions_runs_no_dbt():
@@ -210,6 +211,8 @@ def test_demo_job_materialises_end_to_end_with_dbt_vars_from_run_config(
 ):
     warehouse = tmp_path / "qct2i.duckdb"
     monkeypatch.setenv("QCT2I_WAREHOUSE", str(warehouse))
+    # a quiet dbt in the environment must not silence the events the materialisations come from
+    monkeypatch.setenv("DBT_QUIET", "True")
     bundle = tmp_path / "bundle"
     draws = 37  # not a default of any draws var (dbt_project.yml)
     result = loaded.resolve_job_def("demo").execute_in_process(
@@ -224,6 +227,7 @@ def test_demo_job_materialises_end_to_end_with_dbt_vars_from_run_config(
     assert result.success
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert {"simulated_bundle", "raw/judgments", "marts/fct_hcq_leaderboard"} <= materialized
+    assert "report" in materialized and (tmp_path / "report.html").exists()  # downstream of dbt
     n_judgment_lines = sum(1 for _ in (bundle / "judgments.jsonl").open())
     assert query(warehouse, "select count(*) from raw.judgments") == [(n_judgment_lines,)]
     scopes = query(

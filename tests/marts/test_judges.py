@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import kendalltau, spearmanr
 
 from ingestion.sources.dsg_release import convert_release
-from tests.helpers import build_warehouse, query, require_test_data
+from tests.helpers import build_warehouse, query, require_test_data, warehouse_in
 from tests.ingestion.sources.test_dsg_release import ANNS, ANSWERS, JUDGES, csv_rows
 from tests.method.test_agreement import reference_kappa
 from tests.qct2i.test_cli_import_dsg import _tifa160_questions
@@ -43,7 +43,7 @@ HUMAN = (4.5, 5.0, 1.5, 3.0, 2.5, 4.5)  # mean ratings of the six images
 def judges_world(tmp_path_factory):
     root = tmp_path_factory.mktemp("judges_world")
     bundle = write_judges_bundle(root / "bundle")
-    return build_warehouse(bundle, root / "judges.duckdb", JUDGE_MARTS, WORLD_VARS)
+    return build_warehouse(bundle, warehouse_in(root / "judges-wh"), JUDGE_MARTS, WORLD_VARS)
 
 
 def _agreement(warehouse) -> dict[str, dict]:
@@ -147,7 +147,7 @@ def test_human_agreement_against_hand_and_scipy(judges_world):
 def test_one_judge_without_ratings_builds_empty_marts(tmp_path):
     warehouse = build_warehouse(
         write_hand_bundle(tmp_path / "hand"),
-        tmp_path / "hand.duckdb",
+        warehouse_in(tmp_path / "hand-wh"),
         JUDGE_MARTS,
         ("--indirect-selection", "cautious"),
     )
@@ -168,7 +168,7 @@ def test_tifa160_release_fills_the_judge_marts(tmp_path, dsg_1k_path):
     convert_release(questions, answers, tmp_path / "bundle", ratings)
     warehouse = build_warehouse(
         tmp_path / "bundle",
-        tmp_path / "tifa160.duckdb",
+        warehouse_in(tmp_path / "tifa160-wh"),
         JUDGE_MARTS,
         ("--indirect-selection", "cautious", "--vars", "{official_judge: pali17b}"),
     )

@@ -12,7 +12,7 @@ import pytest
 
 from ingestion.bundle import load_bundle
 from ingestion.bundle.append import append_bundle
-from tests.helpers import copy_warehouse, dbt_build, query
+from tests.helpers import copy_warehouse, dbt_build, query, warehouse_in
 from tests.marts.test_official_judge import bundle, second_judges_answers
 from tests.worlds.hand import hand_bundle_tables
 
@@ -29,7 +29,7 @@ def two_judges(tmp_path_factory):
     """The hand bundle with a second judge's answers appended, the per-judge leaderboard (and
     everything upstream) built with the default official judge. Tests copy it to rebuild."""
     root = tmp_path_factory.mktemp("by_judge")
-    warehouse = root / "two-judges.duckdb"
+    warehouse = warehouse_in(root / "two-judges-wh")
     load_bundle(bundle(root / "hand", hand_bundle_tables()), warehouse)
     append_bundle(bundle(root / "second", second_judges_answers("second")), warehouse)
     dbt_build(warehouse, BY_JUDGE, CAUTIOUS)
@@ -77,7 +77,7 @@ def test_each_judge_has_a_leaderboard_and_the_official_rows_are_the_leaderboard(
 
 def test_a_judges_rows_equal_the_leaderboard_with_that_judge_official(two_judges, tmp_path):
     second_by_numpy, default_by_sql = board(two_judges, "second"), board(two_judges, "default")
-    rebuilt = copy_warehouse(two_judges, tmp_path, "two-judges.duckdb")
+    rebuilt = copy_warehouse(two_judges, tmp_path)
 
     dbt_build(rebuilt, BY_JUDGE, (*CAUTIOUS, "--vars", "{official_judge: second}"))
 

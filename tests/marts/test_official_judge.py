@@ -14,7 +14,7 @@ from ingestion.bundle import load_bundle
 from ingestion.bundle.append import append_bundle
 from ingestion.bundle.format import write_bundle
 from qct2i.dbt_runner import DbtFailed, run_dbt
-from tests.helpers import _SESSION_DBT_TARGET, build_warehouse, dbt_build, query
+from tests.helpers import _SESSION_DBT_TARGET, build_warehouse, dbt_build, query, warehouse_in
 from tests.worlds.hand import hand_bundle_tables
 
 LEADERBOARD = ("+fct_hcq_leaderboard",)
@@ -58,13 +58,15 @@ def hand_alone(hand_published):
 def second_alone(root):
     """The second judge's answers as the only judgments (no judge named: judge `default`)."""
     folder = bundle(root / "second-alone", second_judges_answers(None))
-    return build_warehouse(folder, root / "second-alone.duckdb", LEADERBOARD, ONLY_SELECTED_TESTS)
+    return build_warehouse(
+        folder, warehouse_in(root / "second-alone-wh"), LEADERBOARD, ONLY_SELECTED_TESTS
+    )
 
 
 @pytest.fixture(scope="module")
 def two_judges(root):
     """The hand bundle, then the second judge's answers appended (new keys, not contradictions)."""
-    warehouse = root / "two-judges.duckdb"
+    warehouse = warehouse_in(root / "two-judges-wh")
     load_bundle(bundle(root / "hand-2", hand_bundle_tables()), warehouse)
     added = append_bundle(bundle(root / "second", second_judges_answers("second")), warehouse)
     assert added.added["judgments"] == len(hand_bundle_tables()["judgments"])

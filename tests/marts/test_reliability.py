@@ -22,7 +22,7 @@ from ingestion.sources.simulator import (
     simulate,
 )
 from tests.helpers import build_warehouse as build_project_warehouse
-from tests.helpers import query
+from tests.helpers import query, warehouse_in
 
 TWIN, ORIGINAL, FAR = "qwen-image", "ernie-image", "hidream-i1"
 SCOPES = ("en", "zh", "bilingual")
@@ -54,7 +54,7 @@ def twin_world(tmp_path_factory):
             shape_mix=0.0,
         ),
     )
-    return build_warehouse(root / "bundle", root / "twins.duckdb")
+    return build_warehouse(root / "bundle", warehouse_in(root / "twins-wh"))
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 
 from ingestion.bundle import load_bundle
 from qct2i.cli import main
-from tests.helpers import query
+from tests.helpers import query, warehouse_in
 from tests.worlds.routing import dbt_build_routing
 
 MARGIN_POINTS = 0.20  # dbt var router_non_inferiority_margin_points (its default)
@@ -235,7 +235,7 @@ def test_leakage_own_judgments_never_change_own_decision(world, tmp_path):
             row["answer"] = "no" if row["answer"] == "yes" else "yes"
         flipped.append(json.dumps(row, ensure_ascii=False))
     (copy / "judgments.jsonl").write_text("\n".join(flipped) + "\n", encoding="utf-8")
-    other = tmp_path / "flipped.duckdb"
+    other = warehouse_in(tmp_path / "flipped-wh")
     load_bundle(copy, other)
     dbt_build_routing(other)
     after = own_decisions(other)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import build_warehouse, query
+from tests.helpers import build_warehouse, query, warehouse_in
 from tests.worlds.hand import write_hand_bundle
 
 MARTS = ("fct_question_records", "fct_capability_scores", "fct_hcq_leaderboard")
@@ -119,7 +119,7 @@ def test_without_transcriptions_text_falls_back_to_judgments(
 
 def test_jsonl_and_parquet_give_identical_marts(warehouse, tmp_path):
     parquet = build_warehouse(
-        write_hand_bundle(tmp_path / "bundle", fmt="parquet"), tmp_path / "p.duckdb"
+        write_hand_bundle(tmp_path / "bundle", fmt="parquet"), warehouse_in(tmp_path / "parquet-wh")
     )
     for mart in MARTS:
         sql = f"select * from marts.{mart} order by all"

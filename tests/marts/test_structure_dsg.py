@@ -7,7 +7,7 @@ from collections import Counter
 import networkx as nx
 import pytest
 
-from tests.helpers import build_structure_warehouse, query
+from tests.helpers import build_structure_warehouse, query, warehouse_in
 from tests.worlds.dsg import load_dsg, write_dsg_bundle
 
 pytestmark = [
@@ -23,7 +23,9 @@ def dsg():
 @pytest.fixture(scope="module")
 def warehouse(dsg, tmp_path_factory):
     root = tmp_path_factory.mktemp("dsg")
-    return build_structure_warehouse(write_dsg_bundle(root / "bundle", dsg), root / "dsg.duckdb")
+    return build_structure_warehouse(
+        write_dsg_bundle(root / "bundle", dsg), warehouse_in(root / "dsg-wh")
+    )
 
 
 def brute_force_components(dsg) -> dict[str, list[set[str]]]:

@@ -13,12 +13,13 @@ import pytest
 from scipy.stats import spearmanr
 
 from ingestion.sources.simulator import SimulationConfig, load_generators, simulate
-from tests.helpers import build_structure_warehouse, query
+from tests.helpers import build_structure_warehouse, build_warehouse, query, warehouse_in
 
 ALL_MODELS = [g["model_id"] for g in load_generators()]
 
 
-def world(root, concepts, coupling, seed, models, command="build", **options):
+def world(root, concepts, coupling, seed, models, command="build", select=None, **options):
+    """A simulated world imported and built: every structure mart, or `select` and upstream."""
     bundle = root / f"bundle_{seed}"
     simulate(
         bundle,
@@ -31,7 +32,11 @@ def world(root, concepts, coupling, seed, models, command="build", **options):
             **options,
         ),
     )
-    return build_structure_warehouse(bundle, root / f"w_{seed}.duckdb", command=command)
+    warehouse = warehouse_in(root / f"w_{seed}")
+    if select is None:
+        return build_structure_warehouse(bundle, warehouse, command=command)
+    extra = ("--indirect-selection", "cautious")
+    return build_warehouse(bundle, warehouse, (f"+{select}",), extra, command)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +103,10 @@ def null_worlds(tmp_path_factory):
     models = ALL_MODELS[:4]
     worlds = []
     for seed in range(5):
-        warehouse = world(root, 300, 0.0, seed, models, command="run", shape_mix=0.0)
+        # the contrasts and what they read only (12 nodes, not the 31 of every structure mart)
+        warehouse = world(
+            root, 300, 0.0, seed, models, "run", select="fct_coupling_contrast", shape_mix=0.0
+        )
         methods = query(
             warehouse, "select distinct bootstrap_method from marts.fct_coupling_contrast"
         )

@@ -17,7 +17,7 @@ import pytest
 from ingestion.bundle import read_bundle, read_questions_file
 from ingestion.sources.simulator import SimulationConfig, simulate
 from reporting.leaderboard import format_leaderboard
-from tests.helpers import build_warehouse, dbt_build, query, run_main
+from tests.helpers import build_warehouse, dbt_build, query, run_main, warehouse_in
 
 MODELS = ("ernie-image", "qwen-image", "flux2-dev", "hidream-i1", "lens", "glm-image")
 NEW = "flux2-dev"
@@ -54,11 +54,11 @@ def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("subsets")
     config = SimulationConfig(concepts=300, seed=4, models=MODELS)
     bundle = simulate(root / "bundle", config).out_dir
-    full = build_warehouse(bundle, root / "full.duckdb", SUBSET_SELECTOR)
+    full = build_warehouse(bundle, warehouse_in(root / "full-wh"), SUBSET_SELECTOR)
     without_new = filtered_bundle(
         bundle, root / "a_bundle", lambda table, row, concept: row.get("model_id") != NEW
     )
-    a = build_warehouse(without_new, root / "a.duckdb", SUBSET_SELECTOR)
+    a = build_warehouse(without_new, warehouse_in(root / "a-wh"), SUBSET_SELECTOR)
     plan_dir = root / "plan"
     planned = run_main(
         ["plan", "--budget", "0.2", "--strategy", "irt", "--seed", "3", "--out", str(plan_dir)], a
@@ -73,9 +73,9 @@ def world(tmp_path_factory):
             table == "generators" or row.get("model_id") != NEW or concept in drawn
         ),
     )
-    b = build_warehouse(partial, root / "b.duckdb", SUBSET_SELECTOR)
+    b = build_warehouse(partial, warehouse_in(root / "b-wh"), SUBSET_SELECTOR)
     # the same warehouse with the design-only estimator (dbt var subset_estimator)
-    b_ht = shutil.copy(b, root / "b_ht.duckdb")
+    b_ht = shutil.copy(b, warehouse_in(root / "b-ht-wh"))
     dbt_build(
         b_ht, ("int_subset_estimates", "fct_subset_estimates"),
         ("--vars", "{subset_estimator: ht}"),

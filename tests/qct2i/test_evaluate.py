@@ -50,7 +50,8 @@ def evaluated(small_demo, tiny_sd, tiny_models, tmp_path_factory):
     args = ["evaluate", MODEL, "--pipeline-class", "StableDiffusionPipeline"]
     args += ["--weights", str(tiny_sd), "--budget", "0.2", *SMALL]
     env = {"QCT2I_TINY_MODELS": str(tiny_models), "QCT2I_ML_PROFILE": "cpu"}
-    done = run_cli_on_a_terminal(args, warehouse, **env)
+    # dbt as a user runs it (not quiet): the command prints dbt's summary line
+    done = run_cli_on_a_terminal(args, warehouse, **env, DBT_QUIET="False")
     assert done.returncode == 0, done.stderr[-3000:]
     return warehouse, args, done.stdout, done.stderr
 
