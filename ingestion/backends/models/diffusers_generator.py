@@ -86,10 +86,13 @@ def left_out_components(spec: GeneratorSpec, cls: type) -> list[str]:
     return left_out
 
 
-def load_extra_components(spec: GeneratorSpec, dtype: torch.dtype) -> dict[str, Any]:
+def load_extra_components(
+    spec: GeneratorSpec, dtype: torch.dtype, device_map: str | None = None
+) -> dict[str, Any]:
     """Components the pipeline's folder does not hold, each loaded from its own source (a
-    tokenizer or processor takes no dtype); a null entry is passed as None, which diffusers
-    reads as "leave this optional component out": it neither downloads nor loads its folder."""
+    tokenizer or processor takes neither a dtype nor a device); a null entry is passed as None,
+    which diffusers reads as "leave this optional component out": it neither downloads nor
+    loads its folder."""
     components: dict[str, Any] = {}
     for argument, entry in spec.extra_components.items():
         if entry is None:
@@ -99,6 +102,8 @@ def load_extra_components(spec: GeneratorSpec, dtype: torch.dtype) -> dict[str, 
         kwargs = dict(entry.get("kwargs") or {})
         if not any(word in entry["class"] for word in ("Tokenizer", "Processor")):
             kwargs["dtype"] = dtype
+            if device_map:
+                kwargs["device_map"] = device_map
         components[argument] = cls.from_pretrained(entry["source"], **kwargs)
     return components
 
@@ -111,24 +116,42 @@ def needs_offload(spec: GeneratorSpec, device: torch.device) -> bool:
     return total_gb < spec.min_gpu_gb
 
 
-def from_pretrained_kwargs(spec: GeneratorSpec, cls: type, dtype: torch.dtype) -> dict[str, Any]:
+def from_pretrained_kwargs(
+    spec: GeneratorSpec, cls: type, dtype: torch.dtype, device_map: str | None = None
+) -> dict[str, Any]:
     """The keyword arguments `load_pipeline` hands to `cls.from_pretrained`: the dtype, the
-    row's extra components (None for each one it leaves out) and its pinned revision."""
+    device the weights load onto (`device_map`, when given), the row's extra components (None
+    for each one it leaves out) and its pinned revision."""
     left_out_components(spec, cls)
-    kwargs: dict[str, Any] = {"dtype": dtype, **load_extra_components(spec, dtype)}
+    kwargs: dict[str, Any] = {"dtype": dtype, **load_extra_components(spec, dtype, device_map)}
+    if device_map:
+        kwargs["device_map"] = device_map
     if spec.revision:
         kwargs["revision"] = spec.revision
     return kwargs
+
+
+def load_device_map(spec: GeneratorSpec, device: torch.device) -> str | None:
+    """Where `from_pretrained` puts the weights as it reads them: straight onto the device
+    (`device_map`), because loading first and then `.to(device)` holds the whole model in host
+    memory (about 105 GiB for FLUX.2-dev). None where the pipeline offloads (diffusers then
+    places each component itself) or for a CUDA device other than the current one, which
+    diffusers' `device_map` cannot name; those load on the host and move."""
+    if device.index not in (None, 0) or needs_offload(spec, device):
+        return None
+    return device.type  # "cuda" or "cpu", both strategies of DiffusionPipeline.from_pretrained
 
 
 def load_pipeline(spec: GeneratorSpec, device: torch.device):
     """The pipeline of `spec` on `device` (diffusers >= 0.40 honours `dtype=`; 0.42.1 checked)."""
     cls = pipeline_class_of(spec)
     dtype = load_dtype(spec, device)
-    pipeline = cls.from_pretrained(spec.source, **from_pretrained_kwargs(spec, cls, dtype))
+    device_map = load_device_map(spec, device)
+    kwargs = from_pretrained_kwargs(spec, cls, dtype, device_map)
+    pipeline = cls.from_pretrained(spec.source, **kwargs)
     if needs_offload(spec, device):
         pipeline.enable_model_cpu_offload(device=device)
-    else:
+    elif device_map is None:
         pipeline = pipeline.to(device)
     pipeline.set_progress_bar_config(disable=True)
     return pipeline

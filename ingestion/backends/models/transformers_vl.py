@@ -102,11 +102,12 @@ class _QwenVL:
         self.source = source
         self.device = pick_device(device)
         torch_dtype = getattr(torch, dtype) if self.device.type == "cuda" else torch.float32
-        kwargs = {"dtype": torch_dtype}
+        # straight onto the device as the weights are read (`device_map`): loading first and
+        # then `.to(device)` would hold the whole judge in host memory (about 58 GiB in bf16)
+        kwargs = {"dtype": torch_dtype, "device_map": str(self.device)}
         if revision:
             kwargs["revision"] = revision
-        self.model = AutoModelForImageTextToText.from_pretrained(source, **kwargs)
-        self.model = self.model.to(self.device).eval()
+        self.model = AutoModelForImageTextToText.from_pretrained(source, **kwargs).eval()
         self.processor = load_vl_processor(source)
         self.tokenizer = self.processor.tokenizer
         self.tokenizer.padding_side = "left"

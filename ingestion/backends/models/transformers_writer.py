@@ -34,8 +34,11 @@ class TransformersQuestionWriter(QuestionWriter):
         self.tags = list(tags)
         self.device = pick_device(device)
         torch_dtype = getattr(torch, dtype) if self.device.type == "cuda" else torch.float32
-        kwargs = {"dtype": torch_dtype, **({"revision": revision} if revision else {})}
-        self.model = AutoModelForCausalLM.from_pretrained(source, **kwargs).to(self.device).eval()
+        # straight onto the device as the weights are read, never whole in host memory first
+        kwargs = {"dtype": torch_dtype, "device_map": str(self.device)}
+        if revision:
+            kwargs["revision"] = revision
+        self.model = AutoModelForCausalLM.from_pretrained(source, **kwargs).eval()
         self.tokenizer = AutoTokenizer.from_pretrained(
             source, **({"revision": revision} if revision else {})
         )

@@ -24,6 +24,7 @@ from ingestion.backends.models.diffusers_generator import (
     UnknownPipelineError,
     call_arguments,
     from_pretrained_kwargs,
+    load_device_map,
     load_dtype,
     pipeline_class_of,
 )
@@ -212,6 +213,31 @@ def test_from_pretrained_gets_none_for_the_components_a_row_leaves_out():
     assert kwargs == {"dtype": torch.float32, "pe": None, "pe_tokenizer": None}
     kwargs = from_pretrained_kwargs(flux, pipeline_class_of(flux), torch.float32)
     assert kwargs == {"dtype": torch.float32}
+
+
+def test_the_weights_load_straight_onto_the_device(tiny_folders, monkeypatch):
+    """`from_pretrained` places each weight on the device as it reads it (`device_map`), the
+    extra components too, and no `.to()` follows: loading first and moving after holds the whole
+    model in host memory. Offloaded rows and a second CUDA device load on the host and move.
+    (The real loaders run; the test records the arguments the extra component got.)"""
+    from transformers import LlamaForCausalLM
+
+    load, given = LlamaForCausalLM.from_pretrained, []
+
+    def recorded(*args, **kwargs):
+        given.append(kwargs)
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(LlamaForCausalLM, "from_pretrained", recorded)
+    flux = SPECS["flux1-dev"]
+    assert load_device_map(flux, torch.device("cpu")) == "cpu"
+    assert load_device_map(flux, torch.device("cuda", 1)) is None
+    kwargs = from_pretrained_kwargs(flux, pipeline_class_of(flux), torch.float32, "cuda")
+    assert kwargs == {"dtype": torch.float32, "device_map": "cuda"}
+    generator = load_tiny(tiny_folders, "hidream-i1")
+    assert generator.pipeline.hf_device_map is not None  # diffusers placed it, not `.to()`
+    assert [kwargs["device_map"] for kwargs in given] == ["cpu"]  # HiDream's Llama, apart
+    assert generator.generate([request("hidream-i1", 1, "a cat")]).images
 
 
 def test_a_null_on_a_component_the_class_needs_is_refused():

@@ -114,3 +114,21 @@ def test_transcriber_reports_unavailable_with_a_reason_on_garbage(tiny_vl, image
     # random weights: whatever it says is not a JSON list of blocks
     assert result.status == "unavailable" and result.blocks == () and result.reason
     assert result.ocr_revision.startswith("local-")
+
+
+def test_the_judge_loads_straight_onto_its_device(tiny_vl, monkeypatch):
+    """`device_map`, not `from_pretrained` then `.to()`: the judge's weights never sit whole in
+    host memory on their way to a GPU (about 58 GiB in bf16 for the default judge). The real
+    loader runs; the test only records the arguments it was given."""
+    from transformers import AutoModelForImageTextToText
+
+    load, given = AutoModelForImageTextToText.from_pretrained, []
+
+    def recorded(*args, **kwargs):
+        given.append(kwargs)
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(AutoModelForImageTextToText, "from_pretrained", recorded)
+    judge = TransformersJudge(str(tiny_vl), model_name="tiny-qwen3-vl", device="cpu")
+    assert [kwargs["device_map"] for kwargs in given] == ["cpu"]
+    assert {p.device.type for p in judge.vl.model.parameters()} == {"cpu"}
