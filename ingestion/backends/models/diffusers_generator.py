@@ -131,13 +131,13 @@ def from_pretrained_kwargs(
     return kwargs
 
 
-def load_device_map(spec: GeneratorSpec, device: torch.device) -> str | None:
+def load_device_map(device: torch.device, offload: bool) -> str | None:
     """Where `from_pretrained` puts the weights as it reads them: straight onto the device
     (`device_map`), because loading first and then `.to(device)` holds the whole model in host
     memory (about 105 GiB for FLUX.2-dev). None where the pipeline offloads (diffusers then
     places each component itself) or for a CUDA device other than the current one, which
     diffusers' `device_map` cannot name; those load on the host and move."""
-    if device.index not in (None, 0) or needs_offload(spec, device):
+    if offload or device.index not in (None, 0):
         return None
     return device.type  # "cuda" or "cpu", both strategies of DiffusionPipeline.from_pretrained
 
@@ -146,10 +146,11 @@ def load_pipeline(spec: GeneratorSpec, device: torch.device):
     """The pipeline of `spec` on `device` (diffusers >= 0.40 honours `dtype=`; 0.42.1 checked)."""
     cls = pipeline_class_of(spec)
     dtype = load_dtype(spec, device)
-    device_map = load_device_map(spec, device)
+    offload = needs_offload(spec, device)
+    device_map = load_device_map(device, offload)
     kwargs = from_pretrained_kwargs(spec, cls, dtype, device_map)
     pipeline = cls.from_pretrained(spec.source, **kwargs)
-    if needs_offload(spec, device):
+    if offload:
         pipeline.enable_model_cpu_offload(device=device)
     elif device_map is None:
         pipeline = pipeline.to(device)

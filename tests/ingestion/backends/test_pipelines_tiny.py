@@ -230,8 +230,10 @@ def test_the_weights_load_straight_onto_the_device(tiny_folders, monkeypatch):
 
     monkeypatch.setattr(LlamaForCausalLM, "from_pretrained", recorded)
     flux = SPECS["flux1-dev"]
-    assert load_device_map(flux, torch.device("cpu")) == "cpu"
-    assert load_device_map(flux, torch.device("cuda", 1)) is None
+    assert load_device_map(torch.device("cpu"), offload=False) == "cpu"
+    assert load_device_map(torch.device("cuda"), offload=False) == "cuda"
+    assert load_device_map(torch.device("cuda"), offload=True) is None
+    assert load_device_map(torch.device("cuda", 1), offload=False) is None
     kwargs = from_pretrained_kwargs(flux, pipeline_class_of(flux), torch.float32, "cuda")
     assert kwargs == {"dtype": torch.float32, "device_map": "cuda"}
     generator = load_tiny(tiny_folders, "hidream-i1")
