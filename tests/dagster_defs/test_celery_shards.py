@@ -170,6 +170,28 @@ class Cluster:
         args += ["--config-json", json.dumps({"ops": {OP: {"config": config}}})]
         return self.start(name, args)
 
+    def materialize_holding_a_slot(self, name: str, bundle: Path, shard: int, **options):
+        """A run started, returned once it holds its GPU slot (or has ended).
+
+        Dagster's SQLite storage does not serialise slot claims: a claim reads a free slot, then
+        writes its run into it without checking it is still free, so two runs claiming at the
+        same instant can both take one slot, and the first to finish frees the other's (seen in
+        CI). Postgres storage reads it FOR UPDATE SKIP LOCKED (docs/distributed_generation.md).
+        So the test's runs claim one after the other; they still draw at the same time."""
+        before = self.slot_holders()
+        run = self.materialize(name, bundle, shard, **options)
+
+        def holds_or_ended() -> bool:
+            return bool(self.slot_holders() - before) or run.poll() is not None
+
+        _wait_for(f"{name} to hold a slot", holds_or_ended, [run.log_path])
+        return run
+
+    def slot_holders(self) -> set[str]:
+        with self.instance() as instance:
+            info = instance.event_log_storage.get_concurrency_info(GPU_POOL)
+            return {slot.run_id for slot in info.claimed_slots}
+
     def instance(self) -> dg.DagsterInstance:
         return dg.DagsterInstance.from_config(str(self.home))
 
@@ -270,7 +292,8 @@ def test_two_workers_draw_two_shards_then_a_killed_worker_s_shard_is_rerun(tmp_p
     shards = Counter(_shard_of(p["concept_id"]) for p in prompts)
     assert set(shards) == {0, 1}  # both shards have work
     runs = [
-        cluster.materialize(f"run{s}", bundle, s, calibration_images=int(s == 0)) for s in (0, 1)
+        cluster.materialize_holding_a_slot(f"run{s}", bundle, s, calibration_images=int(s == 0))
+        for s in (0, 1)
     ]
     for run in runs:
         _wait_ok(run)
@@ -284,7 +307,7 @@ def test_two_workers_draw_two_shards_then_a_killed_worker_s_shard_is_rerun(tmp_p
     # a fresh bundle; the worker drawing shard 0 dies mid-shard; shard 0 is run again
     bundle, prompts = _bundle(tmp_path / "second", 24)
     planned = Counter(_shard_of(p["concept_id"]) for p in prompts)
-    runs = [cluster.materialize(f"kill-run{s}", bundle, s) for s in (0, 1)]
+    runs = [cluster.materialize_holding_a_slot(f"kill-run{s}", bundle, s) for s in (0, 1)]
     _wait_for(
         "shard 0 to be under way", lambda: _drawn_in_shard(bundle, 0) >= 2, [runs[0].log_path]
     )
