@@ -108,12 +108,36 @@ def load_extra_components(
     return components
 
 
-def needs_offload(spec: GeneratorSpec, device: torch.device) -> bool:
-    """Model CPU offload when the row allows it and the GPU holds less than the weights."""
-    if spec.offload != "auto" or device.type != "cuda" or not spec.min_gpu_gb:
+# Room a draw takes beyond the weights, an estimate until `make gpu-bench` measures each row's
+# peak: the denoiser's activations at batch 1 (attention through PyTorch's SDPA, which never
+# holds the full attention matrix) and the VAE's decode, whose full-resolution feature maps are a
+# draw's largest allocations and grow with the batch's pixels.
+ACTIVATION_BASE_GB = 2.0
+DECODE_GB_PER_MEGAPIXEL = 2.0
+
+
+def activation_margin_gb(width: int, height: int, batch_size: int = 1) -> float:
+    """GB a draw of `batch_size` images at width x height needs beyond the weights."""
+    return ACTIVATION_BASE_GB + DECODE_GB_PER_MEGAPIXEL * batch_size * width * height / 1e6
+
+
+def offload_needed(spec: GeneratorSpec, free_gb: float, batch_size: int = 1) -> bool:
+    """Model CPU offload when the row allows it and the GPU's free memory holds less than the
+    weights (`min_gpu_gb`) plus the margin of a batch at the row's resolution. Free memory, not
+    the card's total: another process's allocations (a judge on the same GPU) count."""
+    if spec.offload != "auto" or not spec.min_gpu_gb:
         return False
-    total_gb = torch.cuda.get_device_properties(device).total_memory / 2**30
-    return total_gb < spec.min_gpu_gb
+    margin = activation_margin_gb(spec.width, spec.height, batch_size)
+    return free_gb < spec.min_gpu_gb + margin
+
+
+def needs_offload(spec: GeneratorSpec, device: torch.device) -> bool:
+    """`offload_needed` on `device`'s free memory now, for the row's largest batch (its
+    `max_batch_size`, else one image: the batch a caller asks for is not known at load)."""
+    if device.type != "cuda" or spec.offload != "auto":
+        return False
+    free_bytes, _total = torch.cuda.mem_get_info(device)
+    return offload_needed(spec, free_bytes / 2**30, spec.max_batch_size or 1)
 
 
 def from_pretrained_kwargs(

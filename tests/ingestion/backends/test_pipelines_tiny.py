@@ -26,6 +26,8 @@ from ingestion.backends.models.diffusers_generator import (
     from_pretrained_kwargs,
     load_device_map,
     load_dtype,
+    needs_offload,
+    offload_needed,
     pipeline_class_of,
 )
 from ingestion.backends.models.external_generators import GeneratorUnavailableError
@@ -240,6 +242,22 @@ def test_the_weights_load_straight_onto_the_device(tiny_folders, monkeypatch):
     assert generator.pipeline.hf_device_map is not None  # diffusers placed it, not `.to()`
     assert [kwargs["device_map"] for kwargs in given] == ["cpu"]  # HiDream's Llama, apart
     assert generator.generate([request("hidream-i1", 1, "a cat")]).images
+
+
+def test_offload_follows_free_memory_with_room_for_the_draw():
+    """Offload when free memory < weights + activations: FLUX.1-dev (34 GB of bf16 weights,
+    1024^2) needs 34 + 2 + 2 x 1.048576 = 38.097 GB free for one image, 34 + 2 + 4 x 2.097152 =
+    44.39 GB for a batch of four; the card's total never enters (a judge beside it counts)."""
+    flux = SPECS["flux1-dev"]
+    assert (flux.min_gpu_gb, flux.width, flux.height, flux.offload) == (34, 1024, 1024, "auto")
+    assert offload_needed(flux, free_gb=38.0)
+    assert not offload_needed(flux, free_gb=38.2)
+    assert offload_needed(flux, free_gb=44.3, batch_size=4)
+    assert not offload_needed(flux, free_gb=44.5, batch_size=4)
+    # a row that never offloads, or whose size is unknown, keeps its weights on the GPU
+    assert not offload_needed(flux.with_overrides(offload="none"), free_gb=1.0)
+    assert not offload_needed(flux.with_overrides(min_gpu_gb=0.0), free_gb=1.0)
+    assert not needs_offload(flux, torch.device("cpu"))  # no CUDA query on a CPU
 
 
 def test_a_null_on_a_component_the_class_needs_is_refused():
