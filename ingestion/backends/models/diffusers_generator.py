@@ -137,7 +137,8 @@ def needs_offload(spec: GeneratorSpec, device: torch.device) -> bool:
     if device.type != "cuda" or spec.offload != "auto":
         return False
     free_bytes, _total = torch.cuda.mem_get_info(device)
-    return offload_needed(spec, free_bytes / 2**30, spec.max_batch_size or 1)
+    # GB of 10^9 bytes, the unit of min_gpu_gb (two bytes a parameter) and of the margin
+    return offload_needed(spec, free_bytes / 1e9, spec.max_batch_size or 1)
 
 
 def from_pretrained_kwargs(
