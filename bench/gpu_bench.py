@@ -194,7 +194,8 @@ def check_configs(
     ids = list(model_ids) if model_ids is not None else arch_ids(arch_dir)
     header = f"{'row':15} {'component':44} {'actual':>9} {'expected':>9} {'ratio':>6}  source"
     print(header, file=out)
-    min_gpu_gb = {row["model_id"]: row["min_gpu_gb"] for row in registry_rows(registry)}
+    rows = registry_rows(registry)
+    min_gpu_gb = {row["model_id"]: row["min_gpu_gb"] for row in rows}
     counts, failures = [], []
     for model_id in ids:
         try:
@@ -208,15 +209,15 @@ def check_configs(
             print(format_count(c), file=out)
         print(weights_line(row_counts[-1], min_gpu_gb.get(model_id)), file=out)
     if model_ids is None:
-        print_unbuildable(registry, set(ids), out)
+        print_unbuildable(rows, set(ids), out)
     failures += [f"{c.row}/{c.component}" for c in counts if not c.is_within]
     seconds = time.perf_counter() - started
     print(f"{len(ids)} configs in {seconds:.1f} s; beyond 3%: {failures or 'none'}", file=out)
     return (1 if failures else 0), counts
 
 
-def print_unbuildable(registry: Path, built: set[str], out: TextIO) -> None:
-    for row in registry_rows(registry):
+def print_unbuildable(rows: list[dict[str, str]], built: set[str], out: TextIO) -> None:
+    for row in rows:
         if row["model_id"] in built:
             continue
         reason = why_unbuildable(row) or "buildable, but no config in bench/arch_configs"

@@ -88,6 +88,22 @@ def test_every_registry_row_is_built_or_named_with_a_reason(checked):
     assert "hidream-o1" not in built and "lens" not in built
 
 
+def test_every_registry_memory_floor_holds_the_rows_bf16_weights(checked):
+    """min_gpu_gb (seeds/generators.csv) is never below two bytes a parameter of the built
+    architecture: a floor below the weights would load a row that cannot fit without offload."""
+    _, counts, _ = checked
+    floors = {row["model_id"]: row["min_gpu_gb"] for row in gpu_bench.registry_rows()}
+    totals = {row: c for (row, component), c in counts.items() if component == "TOTAL"}
+    checked_rows = [row for row in totals if floors.get(row)]
+    assert len(checked_rows) == 11  # every buildable registry row has a floor (ERNIE-Image too)
+    below = {
+        row: (floors[row], round(totals[row].whole * 2 / 1e9, 1))
+        for row in checked_rows
+        if float(floors[row]) < totals[row].whole * 2 / 1e9
+    }
+    assert not below, below
+
+
 def _write_config(folder: Path, name: str, expected: dict, config: dict | None = None) -> None:
     vae = {
         "library": "diffusers",

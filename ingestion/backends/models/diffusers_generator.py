@@ -121,11 +121,16 @@ def activation_margin_gb(width: int, height: int, batch_size: int = 1) -> float:
     return ACTIVATION_BASE_GB + DECODE_GB_PER_MEGAPIXEL * batch_size * width * height / 1e6
 
 
+def may_offload(spec: GeneratorSpec) -> bool:
+    """The row allows offload and knows its weight size."""
+    return spec.offload == "auto" and bool(spec.min_gpu_gb)
+
+
 def offload_needed(spec: GeneratorSpec, free_gb: float, batch_size: int = 1) -> bool:
-    """Model CPU offload when the row allows it and the GPU's free memory holds less than the
+    """Model CPU offload when the row may offload and the GPU's free memory holds less than the
     weights (`min_gpu_gb`) plus the margin of a batch at the row's resolution. Free memory, not
     the card's total: another process's allocations (a judge on the same GPU) count."""
-    if spec.offload != "auto" or not spec.min_gpu_gb:
+    if not may_offload(spec):
         return False
     margin = activation_margin_gb(spec.width, spec.height, batch_size)
     return free_gb < spec.min_gpu_gb + margin
@@ -133,8 +138,9 @@ def offload_needed(spec: GeneratorSpec, free_gb: float, batch_size: int = 1) -> 
 
 def needs_offload(spec: GeneratorSpec, device: torch.device) -> bool:
     """`offload_needed` on `device`'s free memory now, for the row's largest batch (its
-    `max_batch_size`, else one image: the batch a caller asks for is not known at load)."""
-    if device.type != "cuda" or spec.offload != "auto":
+    `max_batch_size`, else one image: the batch a caller asks for is not known at load). No
+    CUDA query for a row that never offloads."""
+    if device.type != "cuda" or not may_offload(spec):
         return False
     free_bytes, _total = torch.cuda.mem_get_info(device)
     # GB of 10^9 bytes, the unit of min_gpu_gb (two bytes a parameter) and of the margin
