@@ -68,9 +68,12 @@ $(VLLM_STAMP): pyproject.toml
 	$(call uv_install,$(VLLM_BIN)) 'pytest>=8' 'duckdb>=2.0,<2.1' 'pyarrow>=20'
 	touch $(VLLM_STAMP)
 
-# A missing vLLM fails here (QCT2I_REQUIRE_VLLM=1), never skips.
+# A missing vLLM fails here (QCT2I_REQUIRE_VLLM=1), never skips. Each engine runs in the test
+# process (VLLM_ENABLE_V1_MULTIPROCESSING=0): by default it spawns an engine process and a worker
+# process that each import vLLM and torch again, 8-9 s apiece per engine here (the ten tests:
+# 107 s -> 24 s; docs/testing.md). The GPU runs keep vLLM's default.
 test-vllm: $(VLLM_STAMP)
-	QCT2I_REQUIRE_VLLM=1 $(VLLM_BIN)/pytest -m vllm tests/ingestion/backends/test_vllm.py tests/ingestion/backends/test_vllm_smoke.py
+	QCT2I_REQUIRE_VLLM=1 VLLM_ENABLE_V1_MULTIPROCESSING=0 $(VLLM_BIN)/pytest -m vllm tests/ingestion/backends/test_vllm.py tests/ingestion/backends/test_vllm_smoke.py
 
 # The `unit` tier only: no dbt build, console script, browser or Celery (tests/conftest.py).
 test-fast: $(DEV)
