@@ -12,8 +12,9 @@ is built with random weights, which time as the real ones do, and measured two w
 
 Tokenizer and image processor are built in code: the real vocabulary size and special-token ids
 (judge.json's "tokenizer"), Qwen's own pre-tokenizer split with one token per piece (timing needs
-token counts, not merges), and the image budget the judge uses today: none of its own, so Qwen3-VL's
-preprocessor defaults (judge.json's "image_processor"): 1,024 image tokens for a 1024^2 image.
+token counts, not merges), and the judge's own image budget (interfaces.JUDGE_IMAGE_PIXELS:
+Qwen3-VL's preprocessor range, judge.json's "image_processor", with its top lowered to 1024^2
+pixels): 1,024 image tokens for every registry size.
 
 Plan on an H200, for a step budgeted at about 90 s: importing torch and transformers ~10 s;
 building the 31 B model on the GPU in bf16 (62 GB of normal_ draws; `build_s` also holds CUDA's
@@ -233,17 +234,19 @@ def noise_items(folder: Path, count: int) -> list[ImageQuestions]:
     return items
 
 
-def image_tokens(processor, width: int, height: int) -> int:
-    """Image tokens the processor gives one width x height image: its patch grid over merge^2."""
+def image_tokens(processor, width: int, height: int, size: dict[str, int]) -> int:
+    """Image tokens the processor gives one width x height image within `size` (the judge's
+    budget): its patch grid over merge^2."""
     from PIL import Image
 
-    vision = processor.image_processor(images=[Image.new("RGB", (width, height))])
+    image = Image.new("RGB", (width, height))
+    vision = processor.image_processor(images=[image], size=size)
     return int(vision["image_grid_thw"][0].prod()) // processor.image_processor.merge_size**2
 
 
-def registry_image_tokens(processor) -> dict[str, int]:
+def registry_image_tokens(processor, size: dict[str, int]) -> dict[str, int]:
     sizes = sorted({(int(r["width"]), int(r["height"])) for r in registry_rows()})
-    return {f"{w}x{h}": image_tokens(processor, w, h) for w, h in sizes}
+    return {f"{w}x{h}": image_tokens(processor, w, h, size) for w, h in sizes}
 
 
 # ------------------------------------------------------------------------------- (a) judge
@@ -297,7 +300,8 @@ def prompts_per_batch(judge, budget: int) -> int:
 
     longest = max(prefill_prompts(judge, len(QUESTIONS)), key=len)
     image = Image.new("RGB", (IMAGE_SIDE, IMAGE_SIDE))
-    tokens = judge.vl.processor(text=[longest], images=[image])["input_ids"].shape[1]
+    tokens = judge.vl.processor(text=[longest], images=[image], size=judge.image_size)
+    tokens = tokens["input_ids"].shape[1]
     return budget // tokens
 
 
@@ -357,7 +361,9 @@ def prefill_figures(judge, items: list[ImageQuestions], budget: int, device: str
 
     model, count = judge.vl.model, len(items)
     images = [load_rgb(item.image_path) for item in items]
-    batch = judge.vl.processor(text=prefill_prompts(judge, count), images=images)
+    batch = judge.vl.processor(
+        text=prefill_prompts(judge, count), images=images, size=judge.image_size
+    )
     batch = {k: v.to(device) for k, v in batch.items()}
     prompt_tokens = int(batch["attention_mask"].sum())
 
@@ -407,14 +413,15 @@ def tokenizer_figures(model, tokenizer) -> dict:
     }
 
 
-def budget_figures(arch: dict, processor) -> dict:
+def budget_figures(judge) -> dict:
+    processor, size = judge.vl.processor, judge.image_size
     return {
-        "source": "none set by the judge: Qwen3-VL's preprocessor defaults (judge.json)",
-        "min_pixels": arch["image_processor"]["size"]["shortest_edge"],
-        "max_pixels": arch["image_processor"]["size"]["longest_edge"],
+        "source": "the judge's budget (interfaces.JUDGE_IMAGE_PIXELS) over Qwen3-VL's own range",
+        "min_pixels": size["shortest_edge"],
+        "max_pixels": size["longest_edge"],
         "image_side": IMAGE_SIDE,
-        "image_tokens_per_image": image_tokens(processor, IMAGE_SIDE, IMAGE_SIDE),
-        "image_tokens_by_registry_size": registry_image_tokens(processor),
+        "image_tokens_per_image": image_tokens(processor, IMAGE_SIDE, IMAGE_SIDE, size),
+        "image_tokens_by_registry_size": registry_image_tokens(processor, size),
     }
 
 
@@ -449,7 +456,7 @@ def judge_figures(device: str, dry_run: bool) -> dict:
         "attn_implementation": model.config._attn_implementation,
         "experts_implementation": model.config.text_config._experts_implementation,
         "tokenizer": tokenizer_figures(model, processor.tokenizer),
-        "image_budget": budget_figures(arch, processor),
+        "image_budget": budget_figures(judge),
         "questions_per_image": len(QUESTIONS),
         "judge_path": judge_path,
         "prefill": prefill,

@@ -27,13 +27,10 @@ after_import = forbidden()
 figures = bench.gpu_judge.judge_figures("cpu", dry_run=True)
 print(json.dumps({{"figures": figures, "after_import": after_import, "after_run": forbidden()}}))
 """
-# Qwen3-VL's processor: 16-pixel patches merged 2x2, so one image token per 32x32 pixels, each
-# side rounded to the nearest multiple of 32 (round half to even) within 256^2..4096^2 pixels
-IMAGE_TOKENS = {
-    "1024x1024": (1024 // 32) ** 2,  # 1,024
-    "1328x1328": round(1328 / 32) ** 2,  # 41.5 -> 42: 1,764
-    "2048x2048": (2048 // 32) ** 2,  # 4,096
-}
+# Qwen3-VL's processor: 16-pixel patches merged 2x2, so one image token per 32x32 pixels; the
+# judge's budget lowers its 4096^2 top to 1024^2 pixels, so every registry size (1024^2 and up)
+# is judged at 1024^2: (1024 / 32)^2 = 1,024 tokens (without it 1328^2 had 1,764, 2048^2 4,096)
+IMAGE_TOKENS = {"1024x1024": 1024, "1328x1328": 1024, "2048x2048": 1024}
 # <|im_start|> user \n <|vision_start|> [image] <|vision_end|>: the prefix the questions share
 PREFIX_TEXT_TOKENS = 5
 
@@ -80,7 +77,7 @@ def test_real_vocabulary_and_special_ids(dry_run):
 def test_image_tokens_follow_the_judges_budget(dry_run):
     figures = dry_run["figures"]
     budget = figures["image_budget"]
-    assert (budget["min_pixels"], budget["max_pixels"]) == (256**2, 4096**2)
+    assert (budget["min_pixels"], budget["max_pixels"]) == (256**2, 1024**2)
     assert budget["image_tokens_per_image"] == IMAGE_TOKENS["1024x1024"] == 1024
     assert budget["image_tokens_by_registry_size"] == IMAGE_TOKENS
     prefix = figures["judge_path"]["prefix_tokens"]

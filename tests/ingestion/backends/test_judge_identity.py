@@ -23,7 +23,8 @@ from ingestion.backends.models.transformers_vl import TransformersJudge
 K = 3
 QUESTIONS = (("q1", "Is there a cat?"), ("q2", "Is the cat red?"))
 # The prompt the tiny model's chat template (tiny.QWEN_CHAT_TEMPLATE) renders around a question,
-# written out by hand: its hash is the judge's prompt_template_sha.
+# written out by hand: its hash, with the image budget (1024^2 pixels) on a line of its own, is
+# the judge's prompt_template_sha.
 RENDERED_TEMPLATE = (
     "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>"
     "{question} Answer yes or no.<|im_end|>\n<|im_start|>assistant\n"
@@ -92,7 +93,7 @@ def _run(judge, bundle, judge_id="default"):
 def test_the_identity_is_model_revision_and_rendered_prompt_hash(
     judge_a, judge_other_model, judge_other_revision, tiny_vl_other
 ):
-    sha = hashlib.sha256(RENDERED_TEMPLATE.encode()).hexdigest()[:16]
+    sha = hashlib.sha256(f"{RENDERED_TEMPLATE}\nimage_pixels=1048576".encode()).hexdigest()[:16]
     assert judge_a.identity.prompt_template_sha == sha
     assert judge_a.identity.judge_model == "tiny-a"
     assert judge_a.identity.judge_revision.startswith("local-")

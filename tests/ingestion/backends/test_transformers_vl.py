@@ -132,3 +132,42 @@ def test_the_judge_loads_straight_onto_its_device(tiny_vl, monkeypatch):
     judge = TransformersJudge(str(tiny_vl), model_name="tiny-qwen3-vl", device="cpu")
     assert [kwargs["device_map"] for kwargs in given] == ["cpu"]
     assert {p.device.type for p in judge.vl.model.parameters()} == {"cpu"}
+
+
+# The tiny processor's own pixel range is 32^2..64^2 (tiny.build_tiny_qwen3_vl) and one image token
+# covers 32x32 pixels (16-pixel patches merged 2x2): 64^2 pixels are 2x2 = 4 tokens, 32^2 one.
+@pytest.mark.parametrize(
+    ("budget", "side", "grid"), [(None, 64, [1, 4, 4]), (32 * 32, 64, [1, 2, 2])]
+)
+def test_the_judge_sees_each_image_within_its_budget(tiny_vl, tmp_path, budget, side, grid):
+    options = {} if budget is None else {"image_pixels": budget}
+    judge = TransformersJudge(str(tiny_vl), device="cpu", **options)
+    path = tmp_path / "image.png"
+    Image.new("RGB", (side, side), (10, 200, 10)).save(path)
+    prefix = judge.encode_prefix(str(path))
+    assert prefix["image_grid_thw"].tolist() == [grid]  # patches of 16 px, before the 2x2 merge
+    image_tokens = int(
+        (prefix["input_ids"] == judge.vl.tokenizer.convert_tokens_to_ids("<|image_pad|>")).sum()
+    )
+    assert image_tokens == grid[1] * grid[2] // 4
+
+
+def test_qwen3_vls_own_range_lowered_to_the_budget_gives_every_registry_size_1024_tokens():
+    """The real Qwen3-VL processor class at its preprocessor_config.json range (256^2 to 4096^2
+    pixels, patch 16, merge 2): every registry size is judged at 1024^2, 1,024 tokens (without
+    the budget a 1328^2 image has round(1328 / 32)^2 = 1,764 and a 2048^2 one 64^2 = 4,096)."""
+    from transformers import Qwen2VLImageProcessorPil
+
+    from ingestion.backends.api.interfaces import capped_image_size
+
+    own = {"shortest_edge": 256 * 256, "longest_edge": 4096 * 4096}
+    processor = Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, size=own)
+    budget = capped_image_size(own)
+    assert budget == {"shortest_edge": 256 * 256, "longest_edge": 1024 * 1024}
+    for side, unbudgeted in ((1024, 1024), (1328, 1764), (1440, 2025), (2048, 4096)):
+        image = [Image.new("RGB", (side, side))]
+        tokens = [
+            int(processor(images=image, **kw)["image_grid_thw"][0].prod()) // 4
+            for kw in ({}, {"size": budget})
+        ]
+        assert tokens == [unbudgeted, 1024], side
