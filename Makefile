@@ -7,11 +7,14 @@ DEV := $(VENV)/.installed-dev
 VLLM_VENV := .venv-vllm
 VLLM_BIN := $(VLLM_VENV)/bin
 VLLM_STAMP := $(VLLM_VENV)/.installed-vllm
+GPU_BENCH_VENV := .venv-gpu-bench
+GPU_BENCH_BIN := $(GPU_BENCH_VENV)/bin
+GPU_BENCH_STAMP := $(GPU_BENCH_VENV)/.installed-gpu-bench
 export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke validate dsg-figures release-figures subset-figures fingerprints docs dev clean
+.PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
 # Installs go through uv, pinned, fetched by each venv's own pip: the same packages pip resolves,
 # bytecode compiled at install as pip does (why, and what each choice measured: docs/testing.md).
@@ -34,8 +37,8 @@ $(DEV): pyproject.toml
 	$(call uv_install,$(BIN)) -e '.[dev,ml-cpu]'
 	touch $(CORE) $(DEV)
 
-# Both test environments (`make -j2 envs` builds them side by side)
-envs: $(DEV) $(VLLM_STAMP)
+# The test environments (`make -j2 envs` builds them side by side)
+envs: $(DEV) $(VLLM_STAMP) $(GPU_BENCH_STAMP)
 
 demo: $(CORE)
 	$(BIN)/qct2i demo
@@ -92,6 +95,37 @@ bench-scale: $(DEV)
 GPU_PYTHON ?= python3
 gpu-smoke:
 	$(GPU_PYTHON) -m bench.gpu_smoke $(SMOKE_ARGS)
+
+# The registry's real architectures timed with random weights on a borrowed GPU (bench/gpu_bench.py;
+# docs/gpu.md, "The architecture bench"). The GPU machine has torch, transformers 5.17 and
+# accelerate but no diffusers and no network: `make gpu-bench-pack` fetches the pure-Python wheels
+# it lacks into .gpu-wheels/ (exact versions, no dependencies: the machine has diffusers' own),
+# which travel with the working tree; at most 48 MB of them.
+DIFFUSERS_VERSION := 0.42.1
+GPU_WHEELS := .gpu-wheels
+DIFFUSERS_WHEEL := $(GPU_WHEELS)/diffusers-$(DIFFUSERS_VERSION)-py3-none-any.whl
+GPU_WHEELS_MAX_BYTES := 48000000
+gpu-bench-pack: $(DIFFUSERS_WHEEL)
+$(DIFFUSERS_WHEEL):
+	$(PYTHON) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+		--implementation cp --platform any -d $(GPU_WHEELS) diffusers==$(DIFFUSERS_VERSION)
+	@bytes=$$(cat $(GPU_WHEELS)/*.whl | wc -c); echo "$(GPU_WHEELS): $$bytes bytes"; \
+		test $$bytes -le $(GPU_WHEELS_MAX_BYTES) || { echo "over $(GPU_WHEELS_MAX_BYTES) bytes"; exit 1; }
+
+# BENCH_ARGS: e.g. `--only flux1-dev`, `--budget-s 300`, `--dry-run` (CPU, tiny configs)
+gpu-bench:
+	$(GPU_PYTHON) -m bench.gpu_bench --out bench/gpu_bench_out $(BENCH_ARGS)
+
+# The dry run's environment: only what the GPU machine has (torch, transformers 5.17, accelerate,
+# safetensors, numpy, pillow, and requests, which diffusers checks at import) and the carried wheels
+# installed without their dependencies, so a dry run here imports what the bench can import there
+# (tests/bench/test_gpu_bench_dry_run.py).
+$(GPU_BENCH_STAMP): $(DIFFUSERS_WHEEL)
+	$(call uv_venv,$(GPU_BENCH_VENV))
+	$(call uv_install,$(GPU_BENCH_BIN)) torch==2.13.0 transformers==5.17.0 accelerate==1.15.0 \
+		safetensors numpy pillow requests
+	$(call uv_install,$(GPU_BENCH_BIN)) --no-deps $(GPU_WHEELS)/*.whl
+	touch $(GPU_BENCH_STAMP)
 
 # Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
 validate: $(DEV)

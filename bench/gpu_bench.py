@@ -58,11 +58,18 @@ def arch_ids(arch_dir: Path = ARCH_DIR) -> list[str]:
     return sorted(path.stem for path in arch_dir.glob("*.json"))
 
 
+def no_pipeline_reason(row: dict[str, str]) -> str | None:
+    """Why a registry row has no diffusers pipeline class, or None when it names one."""
+    if not row["pipeline_class"]:
+        return f"no diffusers pipeline class (backend {row['backend']!r} brings its own code)"
+    return None
+
+
 def why_unbuildable(row: dict[str, str]) -> str | None:
     """Why a registry row has no architecture that diffusers can build, or None when it has one."""
+    if reason := no_pipeline_reason(row):
+        return reason
     pipeline = row["pipeline_class"]
-    if not pipeline:
-        return f"no diffusers pipeline class (backend {row['backend']!r} brings its own code)"
     import diffusers
 
     if not hasattr(diffusers, pipeline):
@@ -78,6 +85,22 @@ def component_class(spec: dict):
     if library not in COMPONENT_LIBRARIES:
         raise ValueError(f"component library must be one of {COMPONENT_LIBRARIES}, not {library!r}")
     return getattr(importlib.import_module(library), spec["class"])
+
+
+def merge_config(base: dict, override: dict) -> dict:
+    """`base` with `override` merged in: nested dicts key by key, anything else replaced."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            value = merge_config(merged[key], value)
+        merged[key] = value
+    return merged
+
+
+def tiny_spec(spec: dict) -> dict:
+    """The component as the dry run builds it: its `tiny` sizes merged over its real config (the
+    same class; the sizes of ingestion/backends/tiny/pipelines.py)."""
+    return {**spec, "config": merge_config(spec["config"], spec.get("tiny", {}))}
 
 
 def build_component(spec: dict, device: str = "meta"):
@@ -234,13 +257,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check-configs", action="store_true", help="count parameters on the meta device"
     )
+    parser.add_argument("--out", type=Path, metavar="DIR", help="time the rows: DIR/gpu_bench.json")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="the timed run on CPU with each config's tiny sizes"
+    )
+    parser.add_argument(
+        "--budget-s", type=float, default=480.0, help="all children's caps together (default 480)"
+    )
     parser.add_argument("--only", nargs="+", metavar="MODEL_ID", help="these configs only")
     parser.add_argument("--arch-dir", type=Path, default=ARCH_DIR, help="where the configs are")
     args = parser.parse_args(argv)
-    if not args.check_configs:
-        parser.error("nothing to do: pass --check-configs")
-    status, _ = check_configs(args.only, args.arch_dir)
-    return status
+    if args.check_configs:
+        status, _ = check_configs(args.only, args.arch_dir)
+        return status
+    if args.out is None:
+        parser.error("nothing to do: pass --check-configs or --out DIR")
+    from bench.gpu_bench_run import run_bench
+
+    return run_bench(args.out, args.only, args.budget_s, args.dry_run, args.arch_dir)
 
 
 if __name__ == "__main__":
