@@ -17,11 +17,13 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 .PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
 # Installs go through uv, pinned, fetched by each venv's own pip: the same packages pip resolves,
-# bytecode compiled at install as pip does (why, and what each choice measured: docs/testing.md).
+# bytecode compiled at install as pip does (uv_install; uv_pip leaves it to the first import, for
+# .venv-gpu-bench: why, and what each choice measured: docs/testing.md).
 # uv reads no pip.conf: PIP_FIND_LINKS (a local wheel folder, e.g. torch's CPU build) is handed on.
 UV_VERSION := 0.13.9
 UV_LINKS := $(foreach links,$(PIP_FIND_LINKS),--find-links $(links))
-uv_install = $(1)/uv pip install --quiet --compile-bytecode --python $(1)/python $(UV_LINKS)
+uv_pip = $(1)/uv pip install --quiet --python $(1)/python $(UV_LINKS)
+uv_install = $(call uv_pip,$(1)) --compile-bytecode
 # a venv at $(1) with uv in it
 uv_venv = (test -x $(1)/bin/python || $(PYTHON) -m venv $(1)) && (test -x $(1)/bin/uv || $(1)/bin/pip install --quiet uv==$(UV_VERSION))
 
@@ -119,12 +121,14 @@ gpu-bench:
 # The dry run's environment: only what the GPU machine has (torch, transformers 5.17, accelerate,
 # safetensors, numpy, pillow, and requests, which diffusers checks at import) and the carried wheels
 # installed without their dependencies, so a dry run here imports what the bench can import there
-# (tests/bench/test_gpu_bench_dry_run.py).
+# (tests/bench/test_gpu_bench_dry_run.py). No bytecode at install: one process of the dry run
+# imports the libraries (its children are forked), so compiling at import is the cheaper side
+# (docs/testing.md has the figures).
 $(GPU_BENCH_STAMP): $(DIFFUSERS_WHEEL)
 	$(call uv_venv,$(GPU_BENCH_VENV))
-	$(call uv_install,$(GPU_BENCH_BIN)) torch==2.13.0 transformers==5.17.0 accelerate==1.15.0 \
+	$(call uv_pip,$(GPU_BENCH_BIN)) torch==2.13.0 transformers==5.17.0 accelerate==1.15.0 \
 		safetensors numpy pillow requests
-	$(call uv_install,$(GPU_BENCH_BIN)) --no-deps $(GPU_WHEELS)/*.whl
+	$(call uv_pip,$(GPU_BENCH_BIN)) --no-deps $(GPU_WHEELS)/*.whl
 	touch $(GPU_BENCH_STAMP)
 
 # Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
