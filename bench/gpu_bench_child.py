@@ -96,17 +96,15 @@ class Setup:
     height: int
     k_short: int
     k_long: int
-
-    @property
-    def tiny(self) -> bool:
-        return self.device == "cpu"
+    tiny: bool  # each component at its config's `tiny` sizes
 
 
 def setup_for(plan: dict, dry_run: bool) -> Setup:
     k_short, k_long = step_counts(dry_run)
     if dry_run:
-        return Setup("cpu", torch.float32, TINY_SIZE, TINY_SIZE, k_short, k_long)
-    return Setup("cuda", torch.bfloat16, plan["width"], plan["height"], k_short, k_long)
+        return Setup("cpu", torch.float32, TINY_SIZE, TINY_SIZE, k_short, k_long, tiny=True)
+    size = (plan["width"], plan["height"])
+    return Setup("cuda", torch.bfloat16, *size, k_short, k_long, tiny=False)
 
 
 def synchronize(setup: Setup) -> None:
@@ -135,7 +133,9 @@ def build_components(arch: dict, setup: Setup) -> dict:
     with default_dtype(setup.dtype):
         for name, spec in arch["components"].items():
             spec = gpu_bench.tiny_spec(spec) if setup.tiny else spec
-            built[name] = gpu_bench.build_component(spec, setup.device).eval()
+            model = gpu_bench.build_component(spec, setup.device)
+            # a tensor a constructor made on the CPU explicitly joins the rest (a no-op otherwise)
+            built[name] = model.to(setup.device).eval()
     return built
 
 
@@ -143,14 +143,11 @@ def vocab_size(model) -> int:
     return model.get_input_embeddings().num_embeddings
 
 
-def tokenizer_for(family: str, encoder) -> object:
+def tokenizer_for(family: str, encoder):
     if family == "clip":  # CLIP pads to its encoder's positions (FLUX 77; HiDream's Long-CLIP 248)
-        return build_tokenizer(family, vocab_size(encoder), model_max_length=_positions(encoder))
+        positions = encoder.config.max_position_embeddings
+        return build_tokenizer(family, vocab_size(encoder), model_max_length=positions)
     return build_tokenizer(family, vocab_size(encoder))
-
-
-def _positions(encoder) -> int:
-    return encoder.config.max_position_embeddings
 
 
 def glm_processor(encoder):
@@ -316,9 +313,7 @@ def weights_of(components: dict) -> tuple[int, float]:
 
 def attention_of(components: dict) -> dict:
     """The attention each component runs: diffusers' dispatch backend, transformers' setting."""
-    from diffusers.models.attention_dispatch import _AttentionBackendRegistry
-
-    backend = str(_AttentionBackendRegistry.get_active_backend()[0].value)
+    backend = _active_attention()
     seen = {}
     for name, model in components.items():
         config = getattr(model, "config", None)
@@ -426,7 +421,7 @@ def plan_facts(send, model_ids: list[str], arch_dir: str, dry_run: bool) -> None
 def describe_device(dry_run: bool) -> dict:
     facts = {
         "torch_cuda": torch.version.cuda,
-        "diffusers_attention": str(_active_attention()),
+        "diffusers_attention": _active_attention(),
         "default_matmul_precision": torch.get_float32_matmul_precision(),
     }
     if not dry_run and torch.cuda.is_available():
@@ -444,7 +439,8 @@ def describe_device(dry_run: bool) -> dict:
     return facts
 
 
-def _active_attention():
+def _active_attention() -> str:
+    """diffusers' attention dispatch backend ("native": torch's scaled_dot_product_attention)."""
     from diffusers.models.attention_dispatch import _AttentionBackendRegistry
 
-    return _AttentionBackendRegistry.get_active_backend()[0].value
+    return str(_AttentionBackendRegistry.get_active_backend()[0].value)

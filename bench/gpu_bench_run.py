@@ -5,10 +5,10 @@ Every registry row with an architecture config is timed in a child process of it
 (`bench/gpu_judge.py`'s `judge_figures`, when that module exists). Children come from a
 multiprocessing forkserver that has imported torch, transformers, diffusers and the pipeline
 classes once, so each starts in a fraction of a second; this process imports only the standard
-library and never touches CUDA. A child that outlives its cap is killed; caps are shares of the
-time left (`cap_share`), so they add up within the budget (8 minutes by default) whatever each job
-takes. `DIR/gpu_bench.json` is rewritten after every job, so a run cut short keeps what it
-measured.
+library (and the bench's own modules) and never touches CUDA. A child that outlives its cap is
+killed; caps are shares of the time left (`cap_share`), so they add up within the budget (8
+minutes by default) whatever each job takes. `DIR/gpu_bench.json` is rewritten after every job,
+so a run cut short keeps what it measured.
 
 Per row: `gpu_s_per_image` is the row's own step count extrapolated from calls of `k_short` and
 `k_long` steps (`extrapolate`): every flow-matching step has the same shapes, so a call takes a
@@ -39,7 +39,7 @@ WARMUP_STEPS = 1
 FULL_STEP_ROWS = 2  # the cheapest rows drawn at their full step count too
 LAST_ROW = "flux2-dev"  # the largest (113 GB of weights): whatever time is left goes to it
 # A job's cap is its share of the time left in proportion to its estimated seconds on the GPU
-# machine (guesses until a run measures them): a child's start (CUDA context, building), building
+# machine (guesses until a run measures them): a child's start (its CUDA context), its building
 # and each denoising step per billion parameters (about 0.2 s a step for a 10 B row at 1 MP), and
 # GLM-Image's 1,281 autoregressive tokens at 1024^2 (about 20 ms each)
 ROW_START_S = 15.0
@@ -52,6 +52,7 @@ PLAN_CAP_S = 120.0
 EXIT_GRACE_S = 30.0  # for a child that has sent its figures to release the device and exit
 CHILD = "bench.gpu_bench_child"
 JUDGE = "judge"
+END = "__end__"  # marks a child's last message
 OUT_NAME = "gpu_bench.json"
 FORBIDDEN_MODULES = ("dagster", "pydantic", "duckdb", "dbt", "vllm")
 LIBRARIES = ("torch", "transformers", "diffusers", "accelerate", "tokenizers", "safetensors")
@@ -154,12 +155,15 @@ def _row_record(model_id: str, pipeline_class: str, status: str | None = None) -
 # -------------------------------------------------------------------------------- children
 
 
-def forkserver_context():
+def child_context(start_method: str = "forkserver"):
     """Children forked from a server that has imported the child module (torch, transformers,
     diffusers, the pipeline classes): each starts without paying those imports again, and none
-    inherits a CUDA context (the server never makes one)."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([CHILD])
+    inherits a CUDA context (the server never makes one; importing those libraries calls no CUDA
+    function). "spawn" is the fallback should a driver refuse forked children: each child then
+    imports everything itself (seconds a row)."""
+    context = multiprocessing.get_context(start_method)
+    if start_method == "forkserver":
+        context.set_forkserver_preload([CHILD])
     return context
 
 
@@ -175,7 +179,7 @@ def child_main(connection, entry: str, args: tuple) -> None:
             "status": f"error: {type(error).__name__}: {error}"[:600],
             "traceback": traceback.format_exception(error)[-6:],
         }
-    connection.send({**final, "modules": loaded_modules(), "final": True})
+    connection.send({**final, "modules": loaded_modules(), END: True})
     connection.close()
 
 
@@ -204,7 +208,7 @@ def supervise(context, entry: str, args: tuple, cap_s: float) -> tuple[dict, lis
             process.join(EXIT_GRACE_S)
             record["status"] = f"error: the child exited with code {process.exitcode}"
             break
-        if message.pop("final", False):
+        if message.pop(END, False):
             modules = message.pop("modules")
             _end(record, message)
             break
@@ -358,12 +362,13 @@ def run_bench(
     budget_s: float = DEFAULT_BUDGET_S,
     dry_run: bool = False,
     arch_dir: Path = gpu_bench.ARCH_DIR,
+    start_method: str = "forkserver",
 ) -> int:
     """Time every selected row and the judge; 0 when every built row and the judge ended ok."""
     budget = Budget(budget_s)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / OUT_NAME
-    context = forkserver_context()
+    context = child_context(start_method)
     document, jobs = prepare(context, budget, only, dry_run, arch_dir)
     write_document(path, document)
     for i, job in enumerate(jobs):
@@ -376,7 +381,7 @@ def run_bench(
 def prepare(context, budget: Budget, only, dry_run: bool, arch_dir: Path) -> tuple[dict, list[Job]]:
     """The document before any job has run, and the jobs in their order: one child counts every
     row's parameters (the order) and describes the device."""
-    document = new_document(dry_run, budget.total_s)
+    document = new_document(dry_run, budget.total_s) | {"start_method": context.get_start_method()}
     plans, unbuilt = select_rows(gpu_bench.registry_rows(), arch_dir, only)
     ids = [plan["model_id"] for plan in plans]
     plan_args = (ids, str(arch_dir), dry_run)

@@ -167,7 +167,7 @@ def test_every_real_architecture_is_built_in_bf16_from_the_start():
 
     from bench import gpu_bench_child
 
-    setup = gpu_bench_child.Setup("meta", torch.bfloat16, 1024, 1024, 2, 8)
+    setup = gpu_bench_child.Setup("meta", torch.bfloat16, 1024, 1024, 2, 8, tiny=False)
     for model_id in gpu_bench.arch_ids():
         if model_id == "judge":
             continue
