@@ -10,11 +10,14 @@ parameters and prints them beside the expected counts; it exits 1 when a count w
 verified is more than 3% away (a source starting with "unverified:" is printed, never judged).
 Registry rows with no config are printed with the reason.
 
+`python -m bench.gpu_bench --out DIR` is the timed run (bench/gpu_bench_run.py: every row's real
+pipeline class built on the GPU with random weights and timed; `--dry-run`: the same on CPU at
+each config's `tiny` sizes); it builds with `load_arch`, `tiny_spec` and `build_component`.
+
 This module runs on the GPU machine with only a carried diffusers wheel beside torch and
 transformers: it imports nothing but the standard library, torch, transformers, accelerate,
-safetensors, numpy, pillow and diffusers, never the project's packages (they pull in Dagster,
-pydantic and DuckDB); the registry is read with the csv module. `load_arch` and `build_component`
-are what the timed GPU run will use too.
+safetensors, numpy, pillow and diffusers, never the project's warehouse packages (they pull in
+Dagster, pydantic and DuckDB); the registry is read with the csv module.
 """
 
 from __future__ import annotations
@@ -262,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         "--dry-run", action="store_true", help="the timed run on CPU with each config's tiny sizes"
     )
     parser.add_argument(
-        "--budget-s", type=float, default=480.0, help="all children's caps together (default 480)"
+        "--budget-s", type=float, help="seconds for the whole timed run (default 480)"
     )
     parser.add_argument(
         "--start-method",
@@ -270,7 +273,12 @@ def main(argv: list[str] | None = None) -> int:
         default="forkserver",
         help="how row processes start (spawn: a fallback, each imports the libraries itself)",
     )
-    parser.add_argument("--only", nargs="+", metavar="MODEL_ID", help="these configs only")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="MODEL_ID",
+        help="these configs only (the timed run: judge too)",
+    )
     parser.add_argument("--arch-dir", type=Path, default=ARCH_DIR, help="where the configs are")
     args = parser.parse_args(argv)
     if args.check_configs:
@@ -278,10 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         return status
     if args.out is None:
         parser.error("nothing to do: pass --check-configs or --out DIR")
-    from bench.gpu_bench_run import run_bench
+    from bench import gpu_bench_run
 
-    return run_bench(
-        args.out, args.only, args.budget_s, args.dry_run, args.arch_dir, args.start_method
+    budget_s = args.budget_s or gpu_bench_run.DEFAULT_BUDGET_S
+    return gpu_bench_run.run_bench(
+        args.out, args.only, budget_s, args.dry_run, args.arch_dir, args.start_method
     )
 
 
