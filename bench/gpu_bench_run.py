@@ -1,0 +1,444 @@
+"""The architecture bench's timed run (issue 23): `python -m bench.gpu_bench --out DIR`.
+
+Every registry row with an architecture config is timed in a child process of its own
+(bench/gpu_bench_child.py), cheapest first by parameter count and FLUX.2-dev last, then the judge
+(`bench/gpu_judge.py`'s `judge_figures`, when that module exists). Children come from a
+multiprocessing forkserver that has imported torch, transformers, diffusers and the pipeline
+classes once, so each starts in a fraction of a second; this process imports only the standard
+library (and the bench's own modules) and never touches CUDA. A child that outlives its cap is
+killed; caps are shares of the time left (`cap_share`), so they add up within the budget (8
+minutes by default) whatever each job takes. `DIR/gpu_bench.json` is rewritten after every job,
+so a run cut short keeps what it measured.
+
+Per row: `gpu_s_per_image` is the row's own step count extrapolated from calls of `k_short` and
+`k_long` steps (`extrapolate`): every flow-matching step has the same shapes, so a call takes a
+fixed time (text encoding, decode, set-up) plus its steps. The two cheapest rows are also drawn at
+their full step count, which checks the extrapolation (`full_run`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import json
+import multiprocessing
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench import gpu_bench
+
+DEFAULT_BUDGET_S = 480.0
+WARMUP_STEPS = 1
+FULL_STEP_ROWS = 2  # the cheapest rows drawn at their full step count too
+LAST_ROW = "flux2-dev"  # the largest (113 GB of weights): whatever time is left goes to it
+# A job's cap is its share of the time left in proportion to its estimated seconds on the GPU
+# machine (guesses until a run measures them): a child's start (its CUDA context), its building
+# and each denoising step per billion parameters (about 0.2 s a step for a 10 B row at 1 MP), and
+# GLM-Image's 1,281 autoregressive tokens at 1024^2 (about 30 ms each, eager `generate`)
+ROW_START_S = 15.0
+BUILD_S_PER_B = 0.2
+STEP_S_PER_B = 0.02
+AUTOREGRESSIVE_S = 40.0
+AUTOREGRESSIVE = {"GlmImagePipeline"}
+JUDGE_SHARE = 0.2  # of the budget, planned for the judge
+PLAN_CAP_S = 120.0
+EXIT_GRACE_S = 30.0  # for a child that has sent its figures to release the device and exit
+CHILD = "bench.gpu_bench_child"
+JUDGE = "judge"
+END = "__end__"  # marks a child's last message
+OUT_NAME = "gpu_bench.json"
+FORBIDDEN_MODULES = ("dagster", "pydantic", "duckdb", "dbt", "vllm")
+LIBRARIES = ("torch", "transformers", "diffusers", "accelerate", "tokenizers", "safetensors")
+
+
+# ------------------------------------------------------------------------------ arithmetic
+
+
+def step_counts(dry_run: bool) -> tuple[int, int]:
+    """(k_short, k_long): the two timed calls' step counts."""
+    return (1, 2) if dry_run else (2, 8)
+
+
+def extrapolate(
+    short_s: float, long_s: float, k_short: int, k_long: int, steps: int
+) -> tuple[float, float]:
+    """(seconds a step, seconds an image at `steps`), from calls of `k_short` and `k_long` steps
+    that took `short_s` and `long_s`: a call is a fixed part plus k steps."""
+    per_step = (long_s - short_s) / (k_long - k_short)
+    return per_step, short_s + (steps - k_short) * per_step
+
+
+def cap_share(left_s: float, estimates: list[float]) -> float:
+    """The next job's cap: its estimate's share (`estimates[0]`) of the time left among the jobs
+    still to run. A job that ends early leaves its time to the later ones, and the caps of the
+    jobs still to run never add up to more than the time left."""
+    return max(0.0, left_s) * estimates[0] / sum(estimates)
+
+
+def row_estimate_s(plan: dict, params: int, k_steps: tuple[int, int]) -> float:
+    """A row's estimated seconds on the GPU machine, its claim on the budget: its start, its
+    building and the denoising steps it runs (warm-up, the timed calls, and the full draw for the
+    cheapest rows), both in proportion to its parameters."""
+    steps_run = WARMUP_STEPS + sum(k_steps) + (plan["steps"] if plan["full_steps"] else 0)
+    estimate = ROW_START_S + params / 1e9 * (BUILD_S_PER_B + steps_run * STEP_S_PER_B)
+    if plan["pipeline_class"] in AUTOREGRESSIVE:
+        estimate += AUTOREGRESSIVE_S
+    return estimate
+
+
+def judge_estimate_s(row_estimates: list[float]) -> float:
+    """The judge's claim: JUDGE_SHARE of the whole."""
+    return sum(row_estimates) * JUDGE_SHARE / (1 - JUDGE_SHARE)
+
+
+# ---------------------------------------------------------------------------------- rows
+
+
+def row_plan(row: dict[str, str], arch_dir: Path) -> dict:
+    """What a row's child needs from its registry row (seeds/generators.csv)."""
+    return {
+        "model_id": row["model_id"],
+        "pipeline_class": row["pipeline_class"],
+        "steps": int(row["default_steps"]),
+        "guidance": float(row["default_guidance"]),
+        "guidance_arg": row["guidance_arg"],
+        "call_kwargs": json.loads(row["call_kwargs"] or "{}"),
+        "extra_components": json.loads(row["extra_components"] or "{}"),
+        "width": int(row["width"]),
+        "height": int(row["height"]),
+        "arch_dir": str(arch_dir),
+        "full_steps": False,
+    }
+
+
+def select_rows(
+    rows: list[dict[str, str]], arch_dir: Path, only: list[str] | None
+) -> tuple[list[dict], list[dict]]:
+    """(plans of the rows with a config, records of the rows that cannot be built)."""
+    plans, unbuilt = [], []
+    for row in rows:
+        if only and row["model_id"] not in only:
+            continue
+        if (arch_dir / f"{row['model_id']}.json").exists():
+            plans.append(row_plan(row, arch_dir))
+            continue
+        reason = gpu_bench.no_pipeline_reason(row) or "no config in bench/arch_configs"
+        unbuilt.append(_row_record(row["model_id"], row["pipeline_class"], f"not built: {reason}"))
+    return plans, unbuilt
+
+
+def order_plans(plans: list[dict], counts: dict[str, int]) -> list[dict]:
+    """Cheapest first by parameter count, FLUX.2-dev last; the first FULL_STEP_ROWS also drawn
+    at their full step count."""
+    ordered = sorted(
+        plans,
+        key=lambda p: (p["model_id"] == LAST_ROW, counts.get(p["model_id"], 0), p["model_id"]),
+    )
+    return [
+        {**plan, "full_steps": i < FULL_STEP_ROWS and plan["model_id"] != LAST_ROW}
+        for i, plan in enumerate(ordered)
+    ]
+
+
+def _row_record(model_id: str, pipeline_class: str, status: str | None = None) -> dict:
+    record = {"model_id": model_id, "pipeline_class": pipeline_class}
+    return record | ({"status": status} if status else {})
+
+
+# -------------------------------------------------------------------------------- children
+
+
+def child_context(start_method: str = "forkserver"):
+    """Children forked from a server that has imported the child module (torch, transformers,
+    diffusers, the pipeline classes): each starts without paying those imports again, and none
+    inherits a CUDA context (the server never makes one; importing those libraries calls no CUDA
+    function). "spawn" is the fallback should a driver refuse forked children: each child then
+    imports everything itself (seconds a row)."""
+    context = multiprocessing.get_context(start_method)
+    if start_method == "forkserver":
+        context.set_forkserver_preload([CHILD])
+    return context
+
+
+def child_main(connection, entry: str, args: tuple) -> None:
+    """A child's body: `entry` ("module:function") called with a send function and `args`; its
+    last message says how it ended and which top-level modules it had loaded."""
+    try:
+        module, name = entry.split(":")
+        getattr(importlib.import_module(module), name)(connection.send, *args)
+        final = {"status": "ok"}
+    except BaseException as error:  # a job's failure is its status, not the run's
+        final = {
+            "status": f"error: {type(error).__name__}: {error}"[:600],
+            "traceback": traceback.format_exception(error)[-6:],
+        }
+    connection.send({**final, "modules": loaded_modules(), END: True})
+    connection.close()
+
+
+def loaded_modules() -> list[str]:
+    return sorted({name.split(".")[0] for name in list(sys.modules)})
+
+
+def supervise(context, entry: str, args: tuple, cap_s: float) -> tuple[dict, list[str]]:
+    """(the job's record, the modules its child loaded): its messages merged as they come, until
+    it ends, dies or reaches `cap_s` (then it is killed and its status is "timeout")."""
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=child_main, args=(sender, entry, args), daemon=True)
+    began = time.monotonic()
+    process.start()
+    sender.close()
+    record, modules = {"cap_s": round(cap_s, 1)}, []
+    while True:
+        left = began + cap_s - time.monotonic()
+        if left <= 0 or not receiver.poll(left):
+            record["status"] = "timeout"
+            process.kill()
+            break
+        try:
+            message = receiver.recv()
+        except EOFError:  # the child died without a word (killed for memory, a crash in C)
+            process.join(EXIT_GRACE_S)
+            record["status"] = f"error: the child exited with code {process.exitcode}"
+            break
+        if message.pop(END, False):
+            modules = message.pop("modules")
+            _end(record, message)
+            break
+        record.update(message)
+    process.join(EXIT_GRACE_S)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    record["wall_s"] = round(time.monotonic() - began, 2)
+    return record, modules
+
+
+def _end(record: dict, final: dict) -> None:
+    """The final message's status wins over one the job sent, except that an "ok" from the
+    trampoline leaves the job's own status (the judge may send one)."""
+    if final["status"] == "ok" and "status" in record:
+        final = {k: v for k, v in final.items() if k != "status"}
+    record.update(final)
+
+
+def run_judge(send, device: str, dry_run: bool) -> None:
+    from bench.gpu_judge import judge_figures
+
+    send(judge_figures(device, dry_run))
+
+
+# -------------------------------------------------------------------------------- document
+
+
+def library_versions() -> dict[str, str | None]:
+    """Installed versions, read from package metadata (nothing is imported here)."""
+    versions = {"python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def gpu_from_smi() -> list[dict] | None:
+    """The GPUs nvidia-smi reports (model, driver, memory), or None without one."""
+    query = "--query-gpu=name,driver_version,memory.total"
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", query, "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    keys = ("name", "driver", "memory")
+    return [
+        dict(zip(keys, (v.strip() for v in line.split(",")), strict=False))
+        for line in done.stdout.splitlines()
+    ]
+
+
+def new_document(dry_run: bool, budget_s: float) -> dict:
+    from bench.gpu_bench_tokens import BENCH_PROMPT
+
+    k_short, k_long = step_counts(dry_run)
+    return {
+        "mode": "dry-run" if dry_run else "gpu",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "budget_s": budget_s,
+        "gpu": None if dry_run else gpu_from_smi(),
+        "versions": library_versions(),
+        "steps": {"warmup": WARMUP_STEPS, "k_short": k_short, "k_long": k_long},
+        "prompt": BENCH_PROMPT,
+    }
+
+
+def write_document(path: Path, document: dict) -> None:
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(document, indent=2) + "\n")
+    os.replace(partial, path)
+
+
+# ------------------------------------------------------------------------------------ jobs
+
+
+@dataclass
+class Job:
+    name: str
+    entry: str  # "module:function" for child_main
+    args: tuple
+    estimate_s: float  # its claim on the budget (row_estimate_s)
+    record: dict = field(default_factory=dict)  # the job's entry in the document
+
+
+def plan_jobs(plans: list[dict], counts: dict[str, int], dry_run: bool, with_judge: bool):
+    rows = order_plans(plans, counts)
+    k_steps = step_counts(dry_run)
+    jobs = [
+        Job(
+            plan["model_id"],
+            f"{CHILD}:time_row",
+            (plan, dry_run),
+            row_estimate_s(plan, counts.get(plan["model_id"], 0), k_steps),
+            {
+                **_row_record(plan["model_id"], plan["pipeline_class"], "not run yet"),
+                "params": counts.get(plan["model_id"]),
+                "steps": plan["steps"],
+                "guidance": {plan["guidance_arg"]: plan["guidance"]},
+                "registry_resolution": f"{plan['width']}x{plan['height']}",
+            },
+        )
+        for plan in rows
+    ]
+    if with_judge:
+        weight = judge_estimate_s([job.estimate_s for job in jobs])
+        device = "cpu" if dry_run else "cuda"
+        jobs.append(Job(JUDGE, f"{__name__}:run_judge", (device, dry_run), weight))
+    return jobs
+
+
+def planned_caps(jobs: list[Job], left_s: float) -> list[dict]:
+    """Each job's cap if every job before it used all of its own: the least it can get."""
+    total = sum(job.estimate_s for job in jobs)
+    return [
+        {
+            "job": job.name,
+            "estimate_s": round(job.estimate_s, 1),
+            "cap_s": round(left_s * job.estimate_s / total, 1),
+        }
+        for job in jobs
+    ]
+
+
+@dataclass
+class Budget:
+    """The run's seconds, counted from its start (the forkserver's and the plan's time too)."""
+
+    total_s: float
+    began: float = field(default_factory=time.monotonic)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.began
+
+    def left(self) -> float:
+        return self.total_s - self.elapsed()
+
+
+def run_bench(
+    out_dir: Path,
+    only: list[str] | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
+    dry_run: bool = False,
+    arch_dir: Path = gpu_bench.ARCH_DIR,
+    start_method: str = "forkserver",
+) -> int:
+    """Time every selected row and the judge; 0 when every built row and the judge ended ok."""
+    budget = Budget(budget_s)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / OUT_NAME
+    context = child_context(start_method)
+    document, jobs = prepare(context, budget, only, dry_run, arch_dir)
+    write_document(path, document)
+    for i, job in enumerate(jobs):
+        run_job(context, job, cap_share(budget.left(), [j.estimate_s for j in jobs[i:]]), document)
+        document["wall_s"] = round(budget.elapsed(), 1)
+        write_document(path, document)
+    return 0 if all_ok(document) else 1
+
+
+def prepare(context, budget: Budget, only, dry_run: bool, arch_dir: Path) -> tuple[dict, list[Job]]:
+    """The document before any job has run, and the jobs in their order: one child counts every
+    row's parameters (the order) and describes the device."""
+    document = new_document(dry_run, budget.total_s) | {"start_method": context.get_start_method()}
+    plans, unbuilt = select_rows(gpu_bench.registry_rows(), arch_dir, only)
+    ids = [plan["model_id"] for plan in plans]
+    plan_args = (ids, str(arch_dir), dry_run)
+    cap = min(PLAN_CAP_S, budget.left())
+    facts, modules = supervise(context, f"{CHILD}:plan_facts", plan_args, cap)
+    not_judged = why_no_judge(only)
+    jobs = plan_jobs(plans, facts.get("counts", {}), dry_run, with_judge=not_judged is None)
+    document |= {
+        "device": facts.get("device"),
+        "plan": {"status": facts["status"], "wall_s": facts["wall_s"]},
+        "cap_plan": planned_caps(jobs, budget.left()),
+        "generators": [job.record for job in jobs if job.name != JUDGE] + unbuilt,
+        "judge": {"status": not_judged or "not run yet"},
+        "loaded_modules": module_lists(set(modules)),
+    }
+    return document, jobs
+
+
+def why_no_judge(only: list[str] | None) -> str | None:
+    if only and JUDGE not in only:
+        return "not run: not among --only"
+    if not (gpu_bench.BENCH_DIR / "gpu_judge.py").exists():
+        return "not run: bench/gpu_judge.py missing"
+    return None
+
+
+def run_job(context, job: Job, cap_s: float, document: dict) -> None:
+    """One job in its child; its record goes into the document."""
+    record, modules = supervise(context, job.entry, job.args, cap_s)
+    if job.name == JUDGE:
+        document["judge"] = record
+    else:
+        job.record.update(record)
+    seen = set(document["loaded_modules"]["children"]) | set(modules)
+    document["loaded_modules"] = module_lists(seen)
+    print(progress_line(job.name, record), flush=True)
+
+
+def module_lists(children: set[str]) -> dict:
+    parent = set(loaded_modules())
+    return {
+        "parent": sorted(parent),
+        "children": sorted(children),
+        "forbidden": sorted((parent | children) & set(FORBIDDEN_MODULES)),
+    }
+
+
+def all_ok(document: dict) -> bool:
+    built = [r for r in document["generators"] if not r["status"].startswith("not built")]
+    judge = document["judge"]["status"]
+    return all(r["status"] == "ok" for r in built) and (
+        judge == "ok" or judge.startswith("not run")
+    )
+
+
+def progress_line(name: str, record: dict) -> str:
+    figure = record.get("gpu_s_per_image")
+    per_image = f"{figure:.3f} s an image" if figure is not None else "no figure"
+    took = f"{record['wall_s']:.1f} s of its {record['cap_s']:.0f} s cap"
+    return f"{name:15} {record.get('status')}: {per_image} ({took})"

@@ -1,0 +1,250 @@
+"""The architecture bench's arithmetic and plumbing (bench/gpu_bench_run.py, gpu_bench_tokens.py,
+gpu_bench_child.py), with figures worked out by hand; the whole dry run is
+tests/bench/test_gpu_bench_dry_run.py."""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import time
+
+import pytest
+
+from bench import gpu_bench, gpu_bench_run, gpu_bench_tokens
+
+# ------------------------------------------------------------------------------ arithmetic
+
+
+def test_a_rows_steps_are_extrapolated_from_two_calls():
+    # 2 steps took 1.0 s and 8 steps 2.2 s: 0.2 s a step, 0.6 s fixed; 50 steps = 0.6 + 10.0
+    per_step, image_s = gpu_bench_run.extrapolate(1.0, 2.2, 2, 8, 50)
+    assert per_step == pytest.approx(0.2)
+    assert image_s == pytest.approx(10.6)
+    # fewer steps than the long call (FLUX.2-Klein draws 4): 0.6 + 0.8
+    assert gpu_bench_run.extrapolate(1.0, 2.2, 2, 8, 4)[1] == pytest.approx(1.4)
+
+
+def test_a_cap_is_the_jobs_share_of_the_time_left():
+    # 400 s left for jobs estimated at 10, 30 and 60 s: the first gets a tenth
+    assert gpu_bench_run.cap_share(400.0, [10.0, 30.0, 60.0]) == pytest.approx(40.0)
+    assert gpu_bench_run.cap_share(-5.0, [1.0, 1.0]) == 0.0
+
+
+def _caps(budget: float, estimates: list[float], used: list[float | None]) -> list[float]:
+    """Each job's cap in turn when job i takes used[i] seconds (None: all of its cap)."""
+    caps, left = [], budget
+    for i, taken in enumerate(used):
+        cap = gpu_bench_run.cap_share(left, estimates[i:])
+        caps.append(cap)
+        left -= cap if taken is None else min(taken, cap)
+    return caps
+
+
+def test_caps_add_up_within_the_budget_and_time_saved_goes_to_later_jobs():
+    estimates = [10.0, 30.0, 60.0]
+    caps = _caps(100.0, estimates, [None, None, None])
+    assert caps == pytest.approx([10.0, 30.0, 60.0])
+    assert sum(caps) == pytest.approx(100.0)
+    # the first job ends after 2 s: the 8 s it left go to the others, 30:60 -> 32 and 66 s
+    assert _caps(100.0, estimates, [2.0, None, None]) == pytest.approx([10.0, 98 / 3, 196 / 3])
+
+
+def test_a_rows_estimate_counts_its_start_build_and_steps():
+    plan = {"steps": 50, "full_steps": False, "pipeline_class": "FluxPipeline"}
+    # 10 B parameters, 1 + 2 + 8 steps: 15 + 10 x (0.2 + 11 x 0.02) = 19.2 s
+    assert gpu_bench_run.row_estimate_s(plan, 10_000_000_000, (2, 8)) == pytest.approx(19.2)
+    # drawn at its full 50 steps too: 15 + 10 x (0.2 + 61 x 0.02) = 29.2 s
+    full = plan | {"full_steps": True}
+    assert gpu_bench_run.row_estimate_s(full, 10_000_000_000, (2, 8)) == pytest.approx(29.2)
+    glm = plan | {"pipeline_class": "GlmImagePipeline"}  # and 40 s for its prior tokens
+    assert gpu_bench_run.row_estimate_s(glm, 10_000_000_000, (2, 8)) == pytest.approx(59.2)
+    # the judge claims a fifth of the whole: 80 s of rows -> 20 s
+    assert gpu_bench_run.judge_estimate_s([30.0, 50.0]) == pytest.approx(20.0)
+
+
+# ---------------------------------------------------------------------------------- order
+
+
+def _plans(*ids: str) -> list[dict]:
+    return [{"model_id": i, "pipeline_class": "X", "steps": 4, "full_steps": False} for i in ids]
+
+
+def test_rows_run_cheapest_first_with_flux2_dev_last_and_the_two_cheapest_in_full():
+    counts = {"flux2-dev": 1, "big": 30, "small": 8, "tie-b": 10, "tie-a": 10}
+    ordered = gpu_bench_run.order_plans(_plans(*counts), counts)
+    assert [p["model_id"] for p in ordered] == ["small", "tie-a", "tie-b", "big", "flux2-dev"]
+    assert [p["full_steps"] for p in ordered] == [True, True, False, False, False]
+
+
+def test_registry_rows_without_a_config_are_not_built_and_say_why():
+    plans, unbuilt = gpu_bench_run.select_rows(gpu_bench.registry_rows(), gpu_bench.ARCH_DIR, None)
+    assert len(plans) == 11
+    why = "not built: no diffusers pipeline class (backend {!r} brings its own code)"
+    assert {r["model_id"]: r["status"] for r in unbuilt} == {
+        "hidream-o1": why.format("hidream_o1"),
+        "lens": why.format("lens"),
+    }
+    qwen = next(p for p in plans if p["model_id"] == "qwen-image")
+    # the registry's call settings reach the child: Qwen-Image's true CFG and negative prompt
+    assert (qwen["guidance_arg"], qwen["guidance"], qwen["steps"]) == ("true_cfg_scale", 4.0, 50)
+    assert qwen["call_kwargs"] == {"negative_prompt": " "}
+    ernie = next(p for p in plans if p["model_id"] == "ernie-image")
+    assert ernie["extra_components"] == {"pe": None, "pe_tokenizer": None}
+
+
+def test_tiny_overrides_merge_into_nested_configs():
+    base = {
+        "text_config": {"hidden": 4096, "rope": {"theta": 1e6, "section": [16, 24, 24]}},
+        "a": 1,
+    }
+    tiny = {"text_config": {"hidden": 16, "rope": {"section": [1, 1, 2]}}, "a": [2]}
+    assert gpu_bench.merge_config(base, tiny) == {
+        "text_config": {"hidden": 16, "rope": {"theta": 1e6, "section": [1, 1, 2]}},
+        "a": [2],
+    }
+    assert base["text_config"]["hidden"] == 4096  # the real config is left as it was
+
+
+# ----------------------------------------------------------------------------- tokenizers
+
+
+def test_special_tokens_keep_their_real_ids_unless_the_vocabulary_is_tiny():
+    specials = {"<a>": 151643, "<b>": 151645, "<c>": 151644}
+    assert gpu_bench_tokens.special_ids(specials, 151936) == specials
+    # 512 rows: the top three, in the real ids' order
+    assert gpu_bench_tokens.special_ids(specials, 512) == {"<a>": 509, "<c>": 510, "<b>": 511}
+
+
+def test_qwen_image_template_counts_the_tokens_its_pipeline_drops():
+    """QwenImagePipeline drops the first 34 tokens of its prompt template (the system part,
+    `prompt_template_encode_start_idx = 34`, counted by Qwen's real tokenizer); the word-level
+    stand-in counts the same 34, so the transformer sees the prompt's own tokens."""
+    tokenizer = gpu_bench_tokens.build_tokenizer("qwen", 152064)
+    system = (
+        "<|im_start|>system\nDescribe the image by detailing the color, shape, size, texture, "
+        "quantity, text, spatial relationships of the objects and background:<|im_end|>\n"
+        "<|im_start|>user\n"
+    )
+    ids = tokenizer(system)["input_ids"]
+    assert len(ids) == 34
+    assert ids[0] == 151644 and ids[-5] == 151645  # <|im_start|> ... <|im_end|> at real ids
+
+
+def test_clip_and_t5_tokenizers_pad_and_close_as_the_real_ones():
+    clip = gpu_bench_tokens.build_tokenizer("clip", 49408, model_max_length=77)
+    ids = clip(gpu_bench_tokens.BENCH_PROMPT, padding="max_length", max_length=77)["input_ids"]
+    words = len(gpu_bench_tokens.prompt_words()) - 1  # distinct words, less the newline
+    assert len(ids) == 77 and ids[0] == 49406 and ids[-1] == 49407
+    assert len(set(ids[1:-1])) >= words  # every distinct word of the prompt its own id
+    t5 = gpu_bench_tokens.build_tokenizer("t5", 32128)
+    assert t5("zebras juggle")["input_ids"] == [2, 2, 1]  # words not in the prompt, then </s>
+
+
+# ---------------------------------------------------------------------------- GLM-Image
+
+
+def test_glm_prior_tokens_are_drawn_from_the_codebook_whatever_the_logits():
+    import torch
+
+    from bench.gpu_bench_child import CodebookOnly
+
+    scores = torch.full((2, 80), float("nan"))
+    forced = CodebookOnly(64)(None, scores)
+    assert torch.all(forced[:, :64] == 0) and torch.all(forced[:, 64:] == float("-inf"))
+    draws = torch.multinomial(forced.softmax(-1), 200, replacement=True)
+    assert int(draws.max()) < 64
+
+
+# --------------------------------------------------------------------- bf16 on the device
+
+
+def test_every_real_architecture_is_built_in_bf16_from_the_start():
+    """The GPU run builds each component under a bf16 default dtype (FLUX.2-dev's 113 GB could
+    not be built in float32 and cast); on the meta device every floating parameter must come out
+    bf16, with no component left in float32."""
+    import torch
+
+    from bench import gpu_bench_child
+
+    setup = gpu_bench_child.Setup("meta", torch.bfloat16, 1024, 1024, 2, 8, tiny=False)
+    for model_id in gpu_bench.arch_ids():
+        if model_id == "judge":
+            continue
+        built = gpu_bench_child.build_components(gpu_bench.load_arch(model_id), setup)
+        dtypes = {
+            (name, p.dtype)
+            for name, model in built.items()
+            for p in model.parameters()
+            if p.is_floating_point()
+        }
+        assert {dtype for _, dtype in dtypes} == {torch.bfloat16}, (model_id, dtypes)
+    assert torch.get_default_dtype() == torch.float32  # restored after building
+
+
+# -------------------------------------------------------------------------------- children
+
+
+def report_then_sleep(send, seconds: float) -> None:
+    send({"build_s": 1.5})
+    time.sleep(seconds)
+
+
+def report_then_fail(send) -> None:
+    send({"build_s": 0.5})
+    raise RuntimeError("no such class")
+
+
+def exit_at_once(send) -> None:
+    os._exit(3)  # as a child killed for memory: no last word
+
+
+def report_a_status(send) -> None:
+    send({"status": "partial: 3 of 4", "images_per_s": 2.0})
+
+
+@pytest.fixture(scope="module")
+def context():
+    return multiprocessing.get_context("forkserver")
+
+
+def _run(context, function: str, args: tuple = (), cap_s: float = 60.0) -> dict:
+    entry = f"{__name__}:{function}"
+    record, modules = gpu_bench_run.supervise(context, entry, args, cap_s)
+    assert "pytest" in modules  # the child's own module list came back
+    return record
+
+
+def test_a_child_past_its_cap_is_killed_and_keeps_what_it_sent(context):
+    began = time.monotonic()
+    record, modules = gpu_bench_run.supervise(
+        context, f"{__name__}:report_then_sleep", (60.0,), 1.5
+    )
+    assert record["status"] == "timeout" and record["build_s"] == 1.5
+    assert modules == []  # killed: it never sent its last message
+    assert time.monotonic() - began < 15
+
+
+def test_a_failing_child_reports_its_exception(context):
+    record = _run(context, "report_then_fail")
+    assert record["status"] == "error: RuntimeError: no such class"
+    assert record["build_s"] == 0.5 and "RuntimeError" in record["traceback"][-1]
+
+
+def test_a_child_that_dies_silently_is_an_error_with_its_exit_code(context):
+    record, _ = gpu_bench_run.supervise(context, f"{__name__}:exit_at_once", (), 30.0)
+    assert record["status"] == "error: the child exited with code 3"
+
+
+def test_a_jobs_own_status_is_kept(context):
+    record = _run(context, "report_a_status")
+    assert record["status"] == "partial: 3 of 4" and record["images_per_s"] == 2.0
+    assert math.isfinite(record["wall_s"])
+
+
+def test_an_ended_run_is_ok_only_when_every_built_row_and_the_judge_are():
+    rows = [{"status": "ok"}, {"status": "not built: no pipeline"}]
+    document = {"generators": rows, "judge": {"status": "not run: bench/gpu_judge.py missing"}}
+    assert gpu_bench_run.all_ok(document)
+    assert not gpu_bench_run.all_ok(document | {"judge": {"status": "timeout"}})
+    assert not gpu_bench_run.all_ok(document | {"generators": [*rows, {"status": "timeout"}]})
