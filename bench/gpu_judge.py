@@ -256,7 +256,7 @@ def judge_path_figures(judge, items: list[ImageQuestions], device: str) -> dict:
     """The project's judge over images x questions: the first image warms up, the rest are timed.
     Its seconds include reading and processing each image on the CPU, as the judge does; that
     part is timed on its own too (`image_processing_s`)."""
-    from ingestion.backends.models.transformers_vl import load_rgb
+    from ingestion.backends.models.images import load_rgb
 
     judge.judge(items[0])
     reset_peak(device)
@@ -357,7 +357,7 @@ def prefill_figures(judge, items: list[ImageQuestions], budget: int, device: str
     `plan.prefill_batches` timed."""
     import torch
 
-    from ingestion.backends.models.transformers_vl import load_rgb
+    from ingestion.backends.models.images import load_rgb
 
     model, count = judge.vl.model, len(items)
     images = [load_rgb(item.image_path) for item in items]

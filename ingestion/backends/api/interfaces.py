@@ -159,10 +159,19 @@ class QuestionJudge(ABC):
     def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:
         """Answer every question of one image, one Judgment per question, in order."""
 
-    def judge_many(self, items: Sequence[ImageQuestions]) -> list[tuple[Judgment, ...]]:
+    def judge_many(
+        self, items: Sequence[ImageQuestions], images: Sequence[Any] | None = None
+    ) -> list[tuple[Judgment, ...]]:
         """`judge` for each image, in order; a backend that batches images (vLLM) overrides it
-        with one call for the whole chunk."""
+        with one call for the whole chunk. `images`: what `load_images` returned for `items`."""
         return [self.judge(item) for item in items]
+
+    def load_images(self, items: Sequence[ImageQuestions]) -> list[Any] | None:
+        """The chunk's images read from disk and decoded, for `judge_many`; None for a judge that
+        reads none (a text-only stand-in) or reads them itself. `run_adjudication` calls it for
+        the next chunk in a background thread while this one is judged, so the accelerator does
+        not wait for the files (issue 23)."""
+        return None
 
 
 class TextTranscriber(ABC):

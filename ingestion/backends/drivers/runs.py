@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -277,6 +278,24 @@ def images_to_process(
     return images, [r for r in images if (r["prompt_id"], r["model_id"]) not in done]
 
 
+def images_read_ahead(
+    judge: QuestionJudge, chunks: Sequence[Sequence[ImageQuestions]]
+) -> Iterator[list | None]:
+    """`judge.load_images` of each chunk in turn, the next chunk's read in a background thread
+    while the caller judges this one (at most two chunks of decoded images held). A file that
+    cannot be read raises here, when its chunk's turn comes: the chunks before it are judged
+    and appended, so a broken image still costs at most its own chunk."""
+    if not chunks:
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-images") as reader:
+        upcoming = reader.submit(judge.load_images, chunks[0])
+        for following in [*chunks[1:], None]:
+            images = upcoming.result()
+            if following is not None:
+                upcoming = reader.submit(judge.load_images, following)
+            yield images
+
+
 def run_adjudication(
     judge: QuestionJudge,
     bundle: Path,
@@ -316,8 +335,8 @@ def run_adjudication(
     progress(stats.skipped, stats.planned, "images judged", "0 questions judged")
     start = time.perf_counter()
     n_questions = 0
-    for chunk in batched(pending, chunk_images):
-        items = [
+    chunks = [
+        [
             ImageQuestions(
                 image["prompt_id"],
                 model_id,
@@ -330,7 +349,10 @@ def run_adjudication(
             )
             for image in chunk
         ]
-        answers = judge.judge_many(items)
+        for chunk in batched(pending, chunk_images)
+    ]
+    for items, images in zip(chunks, images_read_ahead(judge, chunks), strict=True):
+        answers = judge.judge_many(items) if images is None else judge.judge_many(items, images)
         rows = [judgment_row(j, judge.identity, judge_id) for one in answers for j in one]
         append_rows(rows_file, rows)
         stats.done += len(items)

@@ -8,6 +8,8 @@ parsing.p_yes_from_answer_scores: the same rule as the vLLM judge).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from ingestion.backends.api.cache import resolve_revision
@@ -30,6 +32,7 @@ from ingestion.backends.api.parsing import (
     read_transcription,
 )
 from ingestion.backends.models.diffusers_generator import pick_device
+from ingestion.backends.models.images import load_rgb
 
 JUDGE_INSTRUCTION = "{question} Answer yes or no."
 VISION_END = "<|vision_end|>"  # Qwen-VL's end-of-image special token
@@ -82,13 +85,6 @@ def load_vl_processor(source: str):
         return AutoProcessor.from_pretrained(source)
     except (ImportError, AttributeError, ValueError, TypeError, OSError):
         return ComposedVLProcessor(source)
-
-
-def load_rgb(path: str):
-    from PIL import Image
-
-    with Image.open(path) as opened:
-        return opened.convert("RGB")
 
 
 class _QwenVL:
@@ -169,19 +165,29 @@ class TransformersJudge(QuestionJudge):
             self.model_name, self.vl.revision, template_sha(self.prompt_template, image_pixels)
         )
 
-    def encode_prefix(self, image_path: str):
-        """The image prefix every question of the image shares, the image within the budget."""
+    def encode_prefix(self, image_path: str, image=None):
+        """The image prefix every question of the image shares, the image within the budget
+        (`image`: the file already decoded, read here when not given)."""
         return self.vl.processor(
             text=[self.image_prefix],
-            images=[load_rgb(image_path)],
+            images=[image if image is not None else load_rgb(image_path)],
             return_tensors="pt",
             size=self.image_size,
         )
 
-    def next_token_logits(self, item: ImageQuestions) -> torch.Tensor:
+    def load_images(self, items: Sequence[ImageQuestions]) -> list:
+        return [load_rgb(item.image_path) for item in items]
+
+    def judge_many(
+        self, items: Sequence[ImageQuestions], images: Sequence | None = None
+    ) -> list[tuple[Judgment, ...]]:
+        images = images if images is not None else [None] * len(items)
+        return [self.judge(item, image) for item, image in zip(items, images, strict=True)]
+
+    def next_token_logits(self, item: ImageQuestions, image=None) -> torch.Tensor:
         """(questions, vocabulary) logits of the token after each question's full prompt."""
         model, device = self.vl.model, self.vl.device
-        prefix = {k: v.to(device) for k, v in self.encode_prefix(item.image_path).items()}
+        prefix = {k: v.to(device) for k, v in self.encode_prefix(item.image_path, image).items()}
         suffixes = [
             self.vl.tokenizer.encode(
                 self.question_suffix.replace("{question}", q), add_special_tokens=False
@@ -214,8 +220,8 @@ class TransformersJudge(QuestionJudge):
             )
         return out.logits[:, -1, :].float().cpu()  # left padding: the last position is the next
 
-    def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:
-        logits = self.next_token_logits(item)
+    def judge(self, item: ImageQuestions, image=None) -> tuple[Judgment, ...]:
+        logits = self.next_token_logits(item, image)
         greedy = logits.argmax(dim=-1).tolist()
         answer_ids = sorted(self.answer_tokens)
         results = []

@@ -35,6 +35,7 @@ from ingestion.backends.api.parsing import (
     p_yes_from_token_scores,
 )
 from ingestion.backends.api.question_contract import QUESTION_SCHEMA, writer_prompt
+from ingestion.backends.models.images import load_rgb
 
 IMAGE_PREFIX = "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>"
 TEXT_PREFIX = "<|im_start|>user\nImage {image}.\n"
@@ -97,15 +98,17 @@ class VllmJudge(QuestionJudge):
         path, goes in as multi_modal_data at the <|image_pad|> placeholder)."""
         return TEXT_PREFIX.format(image=item.image_path) if self.text_only else IMAGE_PREFIX
 
-    def requests(self, item: ImageQuestions) -> list:
-        """One prompt per question, all starting with the same image prefix."""
+    def load_images(self, items: Sequence[ImageQuestions]) -> list | None:
+        """Each item's image decoded (RGB); none for the text-only stand-in."""
+        return None if self.text_only else [load_rgb(item.image_path) for item in items]
+
+    def requests(self, item: ImageQuestions, image=None) -> list:
+        """One prompt per question, all starting with the same image prefix (`image`: the
+        item's decoded image, read here when not given)."""
         prefix = self.prefix(item)
         if self.text_only:
             return [prefix + QUESTION_SUFFIX.format(question=q) for _, q in item.questions]
-        from PIL import Image
-
-        with Image.open(item.image_path) as opened:
-            image = opened.convert("RGB")
+        image = image if image is not None else load_rgb(item.image_path)
         return [
             {
                 "prompt": prefix + QUESTION_SUFFIX.format(question=q),
@@ -118,11 +121,15 @@ class VllmJudge(QuestionJudge):
         (judgments,) = self.judge_many([item])
         return judgments
 
-    def judge_many(self, items: Sequence[ImageQuestions]) -> list[tuple[Judgment, ...]]:
+    def judge_many(
+        self, items: Sequence[ImageQuestions], images: Sequence | None = None
+    ) -> list[tuple[Judgment, ...]]:
         """Every question of every image in ONE generate() call: the scheduler batches all the
         prompts (up to max_num_seqs at a time) and, with prefix caching, computes each image
-        prefix's K/V blocks once for all of that image's questions."""
-        requests = [request for item in items for request in self.requests(item)]
+        prefix's K/V blocks once for all of that image's questions. `images`: `load_images`'s."""
+        images = images if images is not None else [None] * len(items)
+        pairs = zip(items, images, strict=True)
+        requests = [request for item, image in pairs for request in self.requests(item, image)]
         outputs = iter(self.llm.generate(requests, self.params, use_tqdm=False))
         return [
             tuple(

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, UnidentifiedImageError
 
+from ingestion.backends.api.interfaces import ImageQuestions
 from ingestion.backends.drivers.runs import read_rows, run_adjudication
 from ingestion.backends.models.transformers_vl import TransformersJudge
 
@@ -67,16 +69,17 @@ def test_a_crash_mid_chunk_loses_that_chunk_only_and_the_rerun_judges_the_rest(j
     calls = []
     real = judge.judge_many
 
-    def spy(items):
+    def spy(items, images=None):
         calls.append([i.prompt_id for i in items])
-        return real(items)
+        return real(items, images)
 
     judge.judge_many = spy
     try:
         with pytest.raises(UnidentifiedImageError):
             _run(judge, bundle)
-        # p2 was judged in memory before p3 failed; its answers went down with its chunk
-        assert calls == [["p0", "p1"], ["p2", "p3"]]
+        # p3 is unreadable: its chunk fails when its images are read (ahead, while the first
+        # chunk was judged), so p2 is never judged; only the first chunk's answers were appended
+        assert calls == [["p0", "p1"]]
         assert _answered(bundle) == {"p0": 2, "p1": 2}
 
         _image(bundle / "images" / f"p{BROKEN}.png", BROKEN)  # the image is redrawn
@@ -90,6 +93,42 @@ def test_a_crash_mid_chunk_loses_that_chunk_only_and_the_rerun_judges_the_rest(j
     rows = list(read_rows(bundle / "judgments.jsonl"))
     assert {r["judge_id"] for r in rows} == {"default"}
     assert {r["judge_model"] for r in rows} == {"tiny"}
+
+
+def test_the_next_chunks_images_are_read_while_this_chunk_is_judged(judge, bundle):
+    """The first chunk's judging waits until the second chunk's images are being read, which a
+    run that reads a chunk's images only when its turn comes would never do (the wait would
+    time out); every chunk is judged with the images read for it, and gives the answers the
+    judge gives reading the file itself."""
+    _image(bundle / "images" / f"p{BROKEN}.png", BROKEN)
+    second_read, events = threading.Event(), []
+    real_load, real_judge = judge.load_images, judge.judge_many
+
+    def load_images(items):
+        events.append(("read", [i.prompt_id for i in items]))
+        if items[0].prompt_id == "p2":
+            second_read.set()
+        return real_load(items)
+
+    def judge_many(items, images=None):
+        if items[0].prompt_id == "p0":
+            assert second_read.wait(30), "the second chunk was not read during the first"
+        assert [image.size for image in images] == [(32, 32)] * len(items)
+        events.append(("judge", [i.prompt_id for i in items]))
+        return real_judge(items, images)
+
+    judge.load_images, judge.judge_many = load_images, judge_many
+    try:
+        stats = _run(judge, bundle)
+    finally:
+        del judge.load_images, judge.judge_many
+    chunks = [["p0", "p1"], ["p2", "p3"], ["p4"]]
+    assert sorted(events) == sorted([("read", c) for c in chunks] + [("judge", c) for c in chunks])
+    assert events.index(("read", chunks[1])) < events.index(("judge", chunks[0]))
+    assert (stats.done, stats.questions) == (N_IMAGES, 2 * N_IMAGES)
+    first = judge.judge(ImageQuestions("p0", "lens", str(bundle / "images" / "p0.png"), QUESTIONS))
+    rows = [r for r in read_rows(bundle / "judgments.jsonl") if r["prompt_id"] == "p0"]
+    assert [(r["answer"], r["p_yes"]) for r in rows] == [(j.answer, j.p_yes) for j in first]
 
 
 def test_an_append_cut_between_lines_is_finished_with_the_questions_it_lacks(judge, bundle):
@@ -107,9 +146,9 @@ def test_an_append_cut_between_lines_is_finished_with_the_questions_it_lacks(jud
     calls = []
     real = judge.judge_many
 
-    def spy(items):
+    def spy(items, images=None):
         calls.append([(i.prompt_id, [q for q, _ in i.questions]) for i in items])
-        return real(items)
+        return real(items, images)
 
     judge.judge_many = spy
     try:
