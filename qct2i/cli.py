@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from ingestion.paths import warehouse_path
+from qct2i.calibrate_command import add_calibrate
 from qct2i.evaluate_command import add_evaluate
 from qct2i.release_commands import add_import_dsg, add_import_release
 
@@ -382,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_import_release,
         add_evaluate,
         _add_build,
+        add_calibrate,
         _add_leaderboard,
         _add_export_marts,
         _add_export,

@@ -129,6 +129,11 @@ TABLES: dict[str, TableSpec] = {
                 _c("revision", nullable=True),
                 _c("pipeline_class", nullable=True),
                 _c("cost_source", nullable=True),
+                # where a measured cost was measured (`qct2i calibrate`): the GPU model, when,
+                # and the library versions (JSON), so costs from different GPUs never mix unseen
+                _c("cost_gpu_model", nullable=True),
+                _c("cost_measured_at", nullable=True),
+                _c("cost_versions", nullable=True),
             ),
             ("model_id",),
         ),

@@ -13,7 +13,10 @@ renamed as (
         cast(hub_id as varchar) as hub_id,
         cast(revision as varchar) as revision,
         cast(pipeline_class as varchar) as pipeline_class,
-        cast(cost_source as varchar) as cost_source
+        cast(cost_source as varchar) as cost_source,
+        cast(cost_gpu_model as varchar) as cost_gpu_model,
+        cast(cost_measured_at as varchar) as cost_measured_at,
+        cast(cost_versions as varchar) as cost_versions
     from source
 )
 

@@ -26,13 +26,32 @@ def routing_section(reader: Reader) -> Section:
         anchor="routing",
         title="Cost-aware routing",
         intro="Routing each request to one generator by its predicted quality (Q-Profile, METHOD "
-        "12): what quality it buys at what GPU cost, against always using one generator.",
+        "12): what quality it buys at what GPU cost, against always using one generator."
+        + cost_gpus_note(reader),
         items=[
             router_plane_chart(reader),
             router_summary_table(reader),
             router_paired_table(reader),
         ],
     )
+
+
+def cost_gpus_note(reader: Reader) -> str:
+    """Where the calibrated costs were measured (`qct2i calibrate`), and a warning when on more
+    than one GPU model: their GPU-s/MP are then compared as if they were one."""
+    rows = reader.rows(
+        "select cost_gpu_models, mixed_cost_gpus from marts.agg_router_summary limit 1"
+    )
+    if not rows or rows[0]["cost_gpu_models"] is None:
+        return ""
+    gpus = rows[0]["cost_gpu_models"]
+    if rows[0]["mixed_cost_gpus"]:
+        return (
+            f" Warning: the measured costs come from different GPU models ({gpus}), so the cost "
+            "axis compares GPU-s/MP of different GPUs as if they were one; calibrate every "
+            "generator on one GPU model (qct2i calibrate)."
+        )
+    return f" Measured costs: {gpus}."
 
 
 def router_display(reader: Reader, router: str) -> str:

@@ -3,7 +3,8 @@
 -- output megapixel) is, in order: the bundle's `measured` figure (a warm, batch-1 calibration:
 -- ingestion/backends/drivers/calibration.py), else the mean over the model's images (latency x GPUs /
 -- megapixels; `measured` too, but batch-shared and warm-up-including latencies), else the
--- bundle's figure (`bundle`), else the registry seed's (`registry`).
+-- bundle's figure (`bundle`), else the registry seed's (`registry`). A calibrated cost keeps
+-- where it was measured (`cost_gpu_model`, `cost_measured_at`: `qct2i calibrate`).
 with
 
 registry as (
@@ -25,7 +26,9 @@ judgments as (
 calibrated as (
     select
         model_id,
-        cost_gpu_s_per_mp
+        cost_gpu_s_per_mp,
+        cost_gpu_model,
+        cost_measured_at
     from bundle_generators
     where cost_source = 'measured' and cost_gpu_s_per_mp is not null
 ),
@@ -45,7 +48,9 @@ measured_cost as (
         coalesce(image_cost.n_images, 0) as n_images,
         coalesce(
             calibrated.cost_gpu_s_per_mp, image_cost.image_gpu_s_per_mp
-        ) as measured_gpu_s_per_mp
+        ) as measured_gpu_s_per_mp,
+        calibrated.cost_gpu_model,
+        calibrated.cost_measured_at
     from image_cost
     full outer join calibrated on image_cost.model_id = calibrated.model_id
 ),
@@ -77,7 +82,9 @@ final as (
             when measured_cost.measured_gpu_s_per_mp is not null then 'measured'
             when bundle_generators.cost_gpu_s_per_mp is not null then 'bundle'
             when registry.cost_gpu_s_per_mp is not null then 'registry'
-        end as cost_source
+        end as cost_source,
+        measured_cost.cost_gpu_model,
+        measured_cost.cost_measured_at
     from known_models
     left join registry on known_models.model_id = registry.model_id
     left join bundle_generators on known_models.model_id = bundle_generators.model_id

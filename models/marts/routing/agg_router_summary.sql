@@ -1,7 +1,9 @@
 -- Routed quality and cost per router (METHOD 12, Table 4): HCQ per language of the router's
 -- virtual generator, the fixed 50/50 bilingual mean, and the mean GPU-s/MP over requests, in
 -- points. Routers: q_profile_q, q_profile_c, uniform_random (expectation over its draws),
--- oracle (upper bound) and fixed:<model_id> for every generator.
+-- oracle (upper bound) and fixed:<model_id> for every generator. `cost_gpu_models` names the
+-- GPUs the routed generators' measured costs come from (`qct2i calibrate`); `mixed_cost_gpus`
+-- says when there is more than one, so GPU-s/MP from an A100 and an H200 never mix unseen.
 {% set bilingual = var('bilingual_languages') %}
 -- The language columns follow the var; the contract lists the default ones (_routing.yml).
 {{ config(contract={'enforced': var('enforce_generated_column_contracts', true)}) }}
@@ -12,24 +14,45 @@ points as (
     select * from {{ ref('int_router_points') }}
 ),
 
+generators as (
+    select * from {{ ref('int_generators') }}
+),
+
+routed_generators as (
+    select distinct model_id from {{ ref('int_capability_scores') }}
+),
+
+cost_gpus as (
+    select
+        string_agg(
+            distinct generators.cost_gpu_model, ', ' order by generators.cost_gpu_model
+        ) as cost_gpu_models,
+        count(distinct generators.cost_gpu_model) > 1 as mixed_cost_gpus
+    from generators
+    inner join routed_generators on generators.model_id = routed_generators.model_id
+),
+
 final as (
     select
-        router,
+        points.router,
         {% for language in bilingual %}
-            100 * {{ language }}_frac as {{ language }},
+            100 * points.{{ language }}_frac as {{ language }},
         {% endfor %}
-        100 * bilingual_frac as bilingual,
-        gpu_s_per_mp,
+        100 * points.bilingual_frac as bilingual,
+        points.gpu_s_per_mp,
         case
-            when router like 'fixed:%' then 'fixed'
-            when router = 'oracle' then 'bound'
+            when points.router like 'fixed:%' then 'fixed'
+            when points.router = 'oracle' then 'bound'
             else 'router'
         end as router_kind,
-        n_requests,
-        n_draws,
-        bilingual_frac
+        points.n_requests,
+        points.n_draws,
+        points.bilingual_frac,
+        cost_gpus.cost_gpu_models,
+        cost_gpus.mixed_cost_gpus
     from points
-    where grid_eps is null
+    cross join cost_gpus
+    where points.grid_eps is null
 )
 
 select * from final

@@ -24,7 +24,8 @@ final as (
         capability_scores.score,
         capability_scores.score_frac,
         generators.cost_gpu_s_per_mp,
-        generators.cost_source
+        generators.cost_source,
+        generators.cost_gpu_model
     from capability_scores
     inner join generators on capability_scores.model_id = generators.model_id
 )
