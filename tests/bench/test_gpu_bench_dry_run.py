@@ -9,49 +9,22 @@ the modules its processes loaded, none of them a warehouse package.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import running_under_ci
-
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-VENV_PYTHON = ROOT / ".venv-gpu-bench" / "bin" / "python"
-VENV_STAMP = ROOT / ".venv-gpu-bench" / ".installed-gpu-bench"
 FORBIDDEN = ("dagster", "pydantic", "duckdb", "dbt", "vllm")
 BUILT_ROWS = 11  # registry rows with a config in bench/arch_configs
-DRY_RUN_LIMIT_S = 300
-
-
-def gpu_bench_python() -> Path:
-    """The environment's python; without it the test skips, or fails under CI=true."""
-    if VENV_STAMP.exists():
-        return VENV_PYTHON
-    message = f"{VENV_STAMP} is missing: `make envs` (or `make {VENV_STAMP.relative_to(ROOT)}`)"
-    if running_under_ci():
-        pytest.fail(f"{message}; CI=true requires it", pytrace=False)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="module")
-def dry_run(tmp_path_factory) -> dict:
-    python = gpu_bench_python()
-    out = tmp_path_factory.mktemp("gpu_bench")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    command = [str(python), "-m", "bench.gpu_bench", "--dry-run", "--out", str(out)]
-    began = time.monotonic()
-    done = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=DRY_RUN_LIMIT_S
-    )
-    document = json.loads((out / "gpu_bench.json").read_text())
-    return {"done": done, "document": document, "wall_s": time.monotonic() - began}
+def dry_run(gpu_bench_dry_run) -> dict:
+    """The session's dry run (tests/conftest.py), which test_gpu_judge.py reads too."""
+    return gpu_bench_dry_run
 
 
 def _generators(dry_run: dict) -> dict[str, dict]:
