@@ -50,7 +50,6 @@ BUILT_WORLDS = {
     "small_demo": "e2e",
     "hand_published_without_transcriptions": "e2e",
     "published": "e2e",
-    "gpu_bench_dry_run": "e2e",
 }
 
 
@@ -226,48 +225,3 @@ def hand_published_without_transcriptions(tmp_path_factory, _unchanged_templates
         return publish_bundle(bundle, root / "w.duckdb")
 
     return _template(build_once(tmp_path_factory, "hand-no-ocr", build), _unchanged_templates)
-
-
-GPU_BENCH_VENV = Path(__file__).resolve().parents[1] / ".venv-gpu-bench"
-GPU_BENCH_DRY_RUN_LIMIT_S = 300
-
-
-def _gpu_bench_python() -> Path:
-    """The GPU machine's package set (`make envs`); without it the test skips, or fails under
-    CI=true."""
-    stamp = GPU_BENCH_VENV / ".installed-gpu-bench"
-    if stamp.exists():
-        return GPU_BENCH_VENV / "bin" / "python"
-    message = f"{stamp} is missing: `make envs` (or `make .venv-gpu-bench/{stamp.name}`)"
-    if helpers.running_under_ci():
-        pytest.fail(f"{message}; CI=true requires it", pytrace=False)
-    pytest.skip(message)
-
-
-@pytest.fixture(scope="session")
-def gpu_bench_dry_run(tmp_path_factory) -> dict:
-    """`python -m bench.gpu_bench --dry-run` in `.venv-gpu-bench` (only the GPU machine's package
-    set), once per run: {"done": the CompletedProcess, "document": its gpu_bench.json, "wall_s"}.
-    tests/bench/test_gpu_bench_dry_run.py reads the generators, test_gpu_judge.py the judge."""
-    python = _gpu_bench_python()
-
-    def run(folder: Path) -> dict:
-        import json
-        import subprocess
-        import time
-
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-        command = [str(python), "-m", "bench.gpu_bench", "--dry-run", "--out", str(folder)]
-        began = time.monotonic()
-        done = subprocess.run(
-            command,
-            cwd=GPU_BENCH_VENV.parent,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=GPU_BENCH_DRY_RUN_LIMIT_S,
-        )
-        document = json.loads((folder / "gpu_bench.json").read_text())
-        return {"done": done, "document": document, "wall_s": time.monotonic() - began}
-
-    return build_once(tmp_path_factory, "gpu-bench-dry-run", run)

@@ -173,6 +173,10 @@ TABLES: dict[str, TableSpec] = {
                 _c("judge_model", nullable=True),
                 _c("judge_revision", nullable=True),
                 _c("prompt_template_sha", nullable=True),
+                # where the judge ran (issue 23): engine, its version, the GPU ("cpu" on none)
+                _c("judge_engine", nullable=True),
+                _c("judge_engine_version", nullable=True),
+                _c("judge_gpu_model", nullable=True),
             ),
             ("prompt_id", "model_id", "question_id", "judge_id"),
         ),

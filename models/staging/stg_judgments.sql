@@ -16,7 +16,10 @@ renamed as (
         cast(judge_id as varchar) as judge_id,
         cast(judge_model as varchar) as judge_model,
         cast(judge_revision as varchar) as judge_revision,
-        cast(prompt_template_sha as varchar) as prompt_template_sha
+        cast(prompt_template_sha as varchar) as prompt_template_sha,
+        cast(judge_engine as varchar) as judge_engine,
+        cast(judge_engine_version as varchar) as judge_engine_version,
+        cast(judge_gpu_model as varchar) as judge_gpu_model
     from source
 )
 

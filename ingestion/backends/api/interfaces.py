@@ -102,6 +102,25 @@ class JudgeIdentity:
 
 
 @dataclass(frozen=True)
+class JudgeEngine:
+    """Where a judge ran: its engine, the engine's version and the device. Recorded on every
+    judgment row (`judge_engine`, `judge_engine_version`, `judge_gpu_model`), not part of the
+    identity: the same model, revision and prompt on another engine or GPU is the same judge,
+    but users of other benchmarks found engines and GPUs move scores, so the rows say which."""
+
+    engine: str  # "transformers" or "vllm"
+    engine_version: str
+    gpu_model: str  # the device's name ("NVIDIA H200"), or "cpu"
+
+    def row(self) -> dict[str, str]:
+        return {
+            "judge_engine": self.engine,
+            "judge_engine_version": self.engine_version,
+            "judge_gpu_model": self.gpu_model,
+        }
+
+
+@dataclass(frozen=True)
 class Judgment:
     """A yes/no answer. `answer` None means no usable answer: `raw_text` and `reason` say why; it
     is never recorded as "no". The last three fields are the judge's identity."""
@@ -154,6 +173,7 @@ class ImageGenerator(ABC):
 
 class QuestionJudge(ABC):
     identity: JudgeIdentity  # set by the backend once its model is loaded
+    engine: JudgeEngine | None = None  # where it runs, when the backend knows
 
     @abstractmethod
     def judge(self, item: ImageQuestions) -> tuple[Judgment, ...]:

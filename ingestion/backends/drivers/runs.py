@@ -50,6 +50,7 @@ from ingestion.backends.api.interfaces import (
     GenerationRequest,
     ImageGenerator,
     ImageQuestions,
+    JudgeEngine,
     JudgeIdentity,
     Judgment,
     QuestionJudge,
@@ -231,13 +232,17 @@ def answered_questions_of(
 
 
 def judgment_row(
-    judgment: Judgment, judge: JudgeIdentity, judge_id: str = DEFAULT_JUDGE_ID
+    judgment: Judgment,
+    judge: JudgeIdentity,
+    judge_id: str = DEFAULT_JUDGE_ID,
+    engine: JudgeEngine | None = None,
 ) -> dict:
-    """The bundle row of a judgment, refused if it names another judge than the one running."""
+    """The bundle row of a judgment, refused if it names another judge than the one running;
+    with the engine and device it ran on, when the judge knows them."""
     row = dataclasses.asdict(judgment)
     if JudgeIdentity.of_row(row) != judge:
         raise ValueError(f"judgment {row} does not carry the running judge's identity {judge}")
-    return {**row, "judge_id": judge_id}
+    return {**row, "judge_id": judge_id, **(engine.row() if engine else {})}
 
 
 def image_rows(bundle: Path, image_roots: Sequence[Path] = ()) -> list[dict]:
@@ -353,7 +358,9 @@ def run_adjudication(
     ]
     for items, images in zip(chunks, images_read_ahead(judge, chunks), strict=True):
         answers = judge.judge_many(items) if images is None else judge.judge_many(items, images)
-        rows = [judgment_row(j, judge.identity, judge_id) for one in answers for j in one]
+        rows = [
+            judgment_row(j, judge.identity, judge_id, judge.engine) for one in answers for j in one
+        ]
         append_rows(rows_file, rows)
         stats.done += len(items)
         n_questions += len(rows)

@@ -37,6 +37,11 @@ def pick_device(device: str = "auto") -> torch.device:
     return torch.device(device)
 
 
+def device_name(device: torch.device) -> str:
+    """The device's model as a judgment or cost records it ("NVIDIA H200"), or its type."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+
+
 def synchronize(device: torch.device) -> None:
     """Wait for queued kernels, so a wall-clock interval covers the work (no-op on CPU)."""
     if device.type == "cuda":

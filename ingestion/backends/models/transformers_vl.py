@@ -16,6 +16,7 @@ from ingestion.backends.api.cache import resolve_revision
 from ingestion.backends.api.interfaces import (
     JUDGE_IMAGE_PIXELS,
     ImageQuestions,
+    JudgeEngine,
     JudgeIdentity,
     Judgment,
     QuestionJudge,
@@ -31,7 +32,7 @@ from ingestion.backends.api.parsing import (
     p_yes_from_token_scores,
     read_transcription,
 )
-from ingestion.backends.models.diffusers_generator import pick_device
+from ingestion.backends.models.diffusers_generator import device_name, pick_device
 from ingestion.backends.models.images import load_rgb
 
 JUDGE_INSTRUCTION = "{question} Answer yes or no."
@@ -163,6 +164,11 @@ class TransformersJudge(QuestionJudge):
         self.image_prefix, self.question_suffix = split_after_image(self.prompt_template)
         self.identity = JudgeIdentity(
             self.model_name, self.vl.revision, template_sha(self.prompt_template, image_pixels)
+        )
+        import transformers
+
+        self.engine = JudgeEngine(
+            "transformers", transformers.__version__, device_name(self.vl.device)
         )
 
     def encode_prefix(self, image_path: str, image=None):

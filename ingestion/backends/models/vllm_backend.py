@@ -20,6 +20,7 @@ from ingestion.backends.api.cache import resolve_revision
 from ingestion.backends.api.interfaces import (
     JUDGE_IMAGE_PIXELS,
     ImageQuestions,
+    JudgeEngine,
     JudgeIdentity,
     Judgment,
     QuestionJudge,
@@ -84,6 +85,7 @@ class VllmJudge(QuestionJudge):
             tensor_parallel_size=tensor_parallel_size,
             **engine_kwargs,
         )
+        self.engine = JudgeEngine("vllm", vllm_version(), vllm_device_name())
         self.answer_tokens = answer_spellings(self.llm.get_tokenizer())
         if self.answer_tokens:
             # Exactly these tokens' logprobs (plus the greedy token's), wherever they rank.
@@ -151,6 +153,19 @@ class VllmJudge(QuestionJudge):
             by_text = {lp.decoded_token or "": lp.logprob for lp in top.values()}
             p_yes = lambda: p_yes_from_logprobs(by_text)  # noqa: E731
         return judgment_from_text(item, question_id, completion.text, p_yes, self.identity)
+
+
+def vllm_version() -> str:
+    import vllm
+
+    return vllm.__version__
+
+
+def vllm_device_name() -> str:
+    """The GPU vLLM runs on ("NVIDIA H200"), or "cpu" for vLLM's CPU build."""
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
 
 
 class VllmQuestionWriter(QuestionWriter):

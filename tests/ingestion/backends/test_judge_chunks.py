@@ -10,6 +10,7 @@ test_vllm.py (`make test-vllm`).
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import signal
@@ -129,6 +130,15 @@ def test_the_next_chunks_images_are_read_while_this_chunk_is_judged(judge, bundl
     first = judge.judge(ImageQuestions("p0", "lens", str(bundle / "images" / "p0.png"), QUESTIONS))
     rows = [r for r in read_rows(bundle / "judgments.jsonl") if r["prompt_id"] == "p0"]
     assert [(r["answer"], r["p_yes"]) for r in rows] == [(j.answer, j.p_yes) for j in first]
+
+
+def test_every_row_says_which_engine_and_device_judged_it(judge, bundle):
+    _image(bundle / "images" / f"p{BROKEN}.png", BROKEN)
+    _run(judge, bundle)
+    rows = list(read_rows(bundle / "judgments.jsonl"))
+    engines = {(r["judge_engine"], r["judge_engine_version"], r["judge_gpu_model"]) for r in rows}
+    assert engines == {("transformers", importlib.metadata.version("transformers"), "cpu")}
+    assert len(rows) == 2 * N_IMAGES
 
 
 def test_an_append_cut_between_lines_is_finished_with_the_questions_it_lacks(judge, bundle):

@@ -12,13 +12,14 @@ import json
 import duckdb
 import pytest
 
-from ingestion.backends.api.interfaces import JudgeIdentity, Judgment
+from ingestion.backends.api.interfaces import JudgeEngine, JudgeIdentity, Judgment
 from ingestion.backends.drivers.runs import append_rows, judgment_row
 from ingestion.bundle import load_bundle, read_bundle
 from ingestion.bundle.format import TABLES
 from tests.worlds.good_bundle import TAXONOMY, assert_problem, good, the_problem, write
 
 IDENTITY = ("judge_model", "judge_revision", "prompt_template_sha")
+ENGINE = ("judge_engine", "judge_engine_version", "judge_gpu_model")
 
 
 def read_judgments(folder):
@@ -108,20 +109,32 @@ def test_the_gpu_paths_rows_keep_the_judges_identity_in_the_raw_table(tmp_path):
             for r in good()["judgments"]
         )
     ]
-    append_rows(folder / "judgments.jsonl", [judgment_row(j, identity) for j in judged])
+    engine = JudgeEngine("vllm", "0.32.0", "NVIDIA H200")
+    rows = [judgment_row(j, identity, engine=engine) for j in judged]
+    append_rows(folder / "judgments.jsonl", rows)
     warehouse = tmp_path / "w.duckdb"
 
     load_bundle(folder, warehouse, TAXONOMY)
 
     with duckdb.connect(str(warehouse), read_only=True) as con:
         stored = con.sql(
-            f"select distinct judge_id, {', '.join(IDENTITY)} from raw.judgments"
+            f"select distinct judge_id, {', '.join(IDENTITY + ENGINE)} from raw.judgments"
         ).fetchall()
         count = con.sql("select count(*) from raw.judgments").fetchall()
-    assert stored == [("default", "Qwen/Qwen3-VL-8B-Instruct", "0a1b2c3", "5f4e3d2c1b0a9988")]
+    assert stored == [
+        (
+            "default",
+            "Qwen/Qwen3-VL-8B-Instruct",
+            "0a1b2c3",
+            "5f4e3d2c1b0a9988",
+            "vllm",
+            "0.32.0",
+            "NVIDIA H200",
+        )
+    ]
     assert count == [(9,)]
 
 
 def test_the_judge_columns_and_key_are_the_contracts():
-    assert TABLES["judgments"].column_names[-4:] == ("judge_id", *IDENTITY)
+    assert TABLES["judgments"].column_names[-7:] == ("judge_id", *IDENTITY, *ENGINE)
     assert TABLES["judgments"].key == ("prompt_id", "model_id", "question_id", "judge_id")
