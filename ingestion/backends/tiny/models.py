@@ -71,15 +71,13 @@ def train_byte_level_tokenizer(vocab_size: int = 400):
     return tok
 
 
-def build_tiny_qwen3_vl(folder: Path, seed: int = 0) -> Path:
-    """A 2-layer Qwen3-VL (hidden 32) with its processor, saved to `folder`."""
+def build_tiny_qwen3_vl(folder: Path, seed: int = 0, experts: int = 0) -> Path:
+    """A 2-layer Qwen3-VL (hidden 32) with its processor, saved to `folder`. `experts` > 0: the
+    mixture-of-experts class instead (Qwen3VLMoeForConditionalGeneration, the default judge's
+    Qwen3-VL-30B-A3B), every layer sparse with `experts` experts, 2 routed per token."""
     import torch
-    from transformers import (
-        PreTrainedTokenizerFast,
-        Qwen2VLImageProcessorPil,
-        Qwen3VLConfig,
-        Qwen3VLForConditionalGeneration,
-    )
+    import transformers
+    from transformers import PreTrainedTokenizerFast, Qwen2VLImageProcessorPil
 
     folder = Path(folder)
     raw = train_byte_level_tokenizer()
@@ -95,8 +93,20 @@ def build_tiny_qwen3_vl(folder: Path, seed: int = 0) -> Path:
     image_processor = Qwen2VLImageProcessorPil(
         patch_size=16, merge_size=2, temporal_patch_size=2, size=pixels
     )
-    config = Qwen3VLConfig(
+    moe = (
+        dict(
+            num_experts=experts,
+            num_experts_per_tok=2,
+            moe_intermediate_size=32,
+            decoder_sparse_step=1,
+        )
+        if experts
+        else {}
+    )
+    family = "Qwen3VLMoe" if experts else "Qwen3VL"
+    config = getattr(transformers, f"{family}Config")(
         text_config=dict(
+            **moe,
             vocab_size=raw.get_vocab_size(),
             hidden_size=32,
             intermediate_size=64,
@@ -131,7 +141,7 @@ def build_tiny_qwen3_vl(folder: Path, seed: int = 0) -> Path:
         tie_word_embeddings=False,
     )
     torch.manual_seed(seed)
-    model = Qwen3VLForConditionalGeneration(config).eval()
+    model = getattr(transformers, f"{family}ForConditionalGeneration")(config).eval()
     model.save_pretrained(folder)
     # Qwen3VLProcessor needs a video processor, which needs torchvision (not in the CPU install):
     # the parts are saved separately and `load_vl_processor` composes them when AutoProcessor can't.

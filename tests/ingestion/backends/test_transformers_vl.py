@@ -171,3 +171,37 @@ def test_qwen3_vls_own_range_lowered_to_the_budget_gives_every_registry_size_102
             for kw in ({}, {"size": budget})
         ]
         assert tokens == [unbudgeted, 1024], side
+
+
+@pytest.fixture(scope="module")
+def moe_judge(tmp_path_factory):
+    """The default judge's class (Qwen3-VL-30B-A3B is a Qwen3VLMoe): 4 experts, 2 per token,
+    saved and read back by the judge's own loader (AutoModelForImageTextToText)."""
+    from ingestion.backends.tiny.models import build_tiny_qwen3_vl
+
+    folder = build_tiny_qwen3_vl(tmp_path_factory.mktemp("tiny_moe") / "qwen3_vl_moe", experts=4)
+    return TransformersJudge(str(folder), model_name="tiny-qwen3-vl-moe", device="cpu")
+
+
+def test_the_mixture_of_experts_judge_routes_every_token_and_answers(moe_judge, image):
+    model = moe_judge.vl.model
+    assert type(model).__name__ == "Qwen3VLMoeForConditionalGeneration"
+    routers = [m.gate for m in model.modules() if hasattr(m, "gate") and hasattr(m, "experts")]
+    assert len(routers) == 2  # both layers sparse
+    routed = []
+    hooks = [
+        r.register_forward_hook(lambda _m, args, _o: routed.append(args[0].shape[0]))
+        for r in routers
+    ]
+    original = _force(moe_judge, {_token(moe_judge, "yes"): 3.0, _token(moe_judge, "no"): 1.0})
+    try:
+        results = moe_judge.judge(ImageQuestions("p1", "lens", image, QUESTIONS[:2]))
+    finally:
+        moe_judge.vl.model.lm_head = original
+        for hook in hooks:
+            hook.remove()
+    assert len(routed) == 2 * 2 and all(n > 0 for n in routed)  # 2 passes x 2 layers
+    expected = 1 / (1 + math.exp(-2.0))  # e^3 / (e^3 + e^1), as for the dense judge
+    for r in results:
+        assert (r.answer, r.reason) == ("yes", None)
+        assert r.p_yes == pytest.approx(expected, rel=1e-5)
