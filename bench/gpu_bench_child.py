@@ -115,22 +115,10 @@ def synchronize(setup: Setup) -> None:
 # ------------------------------------------------------------------------------ building
 
 
-@contextlib.contextmanager
-def default_dtype(dtype: torch.dtype):
-    """Parameters made inside are `dtype` from the start: a FLUX.2-dev built in float32 and cast
-    would need twice its 113 GB."""
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(before)
-
-
 def build_components(arch: dict, setup: Setup) -> dict:
     """Every component of `arch` on the device with random weights, in eval mode."""
     built = {}
-    with default_dtype(setup.dtype):
+    with gpu_bench.default_dtype(setup.dtype):
         for name, spec in arch["components"].items():
             spec = gpu_bench.tiny_spec(spec) if setup.tiny else spec
             model = gpu_bench.build_component(spec, setup.device)

