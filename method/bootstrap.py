@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from method.hcq import hcq_total
+from method.rank_correlation import spearman_rho
 from method.scores import POINTS, bilingual_mean, capability_score
 from method.taxonomy import Taxonomy
 
@@ -484,10 +485,6 @@ def masking_effect(
     competition rank under each among the models with both totals, the shift (unmasked -
     masked), whether it moved, and the scope's Spearman correlation of the two totals (more
     than two models needed). Inputs as `stats_from_arrow`."""
-    # scipy.stats takes 0.5 s to import; only this function needs it, and `qct2i route` imports
-    # this module (through method.routing), so it is imported here
-    from scipy.stats import spearmanr
-
     inputs = (stats_table, capabilities_table, capability_scores_table)
     masked = stats_from_arrow(*inputs, masked=True, bilingual_languages=bilingual_languages)
     unmasked = stats_from_arrow(*inputs, masked=False, bilingual_languages=bilingual_languages)
@@ -500,7 +497,7 @@ def masking_effect(
             competition_ranks(np.where(both, a, np.nan)),
             competition_ranks(np.where(both, b, np.nan)),
         )
-        rho = float(spearmanr(a[both], b[both]).statistic) if both.sum() > 2 else None
+        rho = spearman_rho(a[both], b[both]) if both.sum() > 2 else None
         for m, model_id in enumerate(masked.model_ids):
             rows.append(
                 {

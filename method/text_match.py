@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import permutations
 
 import numpy as np
 import pyarrow as pa
 from rapidfuzz.distance import Levenshtein
-from scipy.optimize import linear_sum_assignment
 
 
 def utf16_units(text: str) -> tuple[int, ...]:
@@ -53,8 +53,8 @@ def match_text(targets: Sequence[str], blocks: Sequence[str]) -> TextMatch:
     """Optimal assignment of blocks to targets; returns the summed distance D and length L.
 
     Every target starts at its full length (unmatched); matching target i to block j saves
-    length_i - distance_ij >= 0, so the Hungarian method on the negated savings both picks the
-    pairs and, since savings are never negative, matches as many targets as there are blocks.
+    length_i - distance_ij >= 0, so the assignment of largest total saving both picks the pairs
+    and, since savings are never negative, matches as many targets as there are blocks.
     """
     lengths = np.array([utf16_length(t) for t in targets], dtype=np.int64)
     total_length = int(lengths.sum())
@@ -62,9 +62,34 @@ def match_text(targets: Sequence[str], blocks: Sequence[str]) -> TextMatch:
         return TextMatch(total_length, total_length, 0)
     distances = np.array([[capped_distance(t, b) for b in blocks] for t in targets], dtype=np.int64)
     savings = lengths[:, None] - distances
+    distance = total_length - best_total_saving(savings)
+    return TextMatch(distance, total_length, min(savings.shape))
+
+
+# Up to this many targets and blocks, every assignment is tried (at most 6! = 720).
+SMALL_ASSIGNMENT = 6
+
+
+def best_total_saving(savings: np.ndarray) -> int:
+    """The largest total saving of an assignment of min(rows, columns) distinct pairs.
+
+    D and the matched count are integers, so every optimal assignment gives the same ones. A
+    few targets and blocks (nearly every image) are solved by trying each assignment; scipy's
+    Hungarian method takes the rest, imported only then: scipy.optimize takes about 0.4 s to
+    import, which every dbt build (a new process running int_text_match) used to pay.
+    """
+    if savings.shape[0] > savings.shape[1]:
+        savings = savings.T  # rows: the fewer side
+    n_rows, n_cols = savings.shape
+    if n_rows == 1:
+        return int(savings.max())
+    if n_cols <= SMALL_ASSIGNMENT:
+        columns = np.array(list(permutations(range(n_cols), n_rows)))
+        return int(savings[np.arange(n_rows), columns].sum(axis=1).max())
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(savings, maximize=True)
-    distance = total_length - int(savings[rows, cols].sum())
-    return TextMatch(distance, total_length, len(rows))
+    return int(savings[rows, cols].sum())
 
 
 TEXT_MATCH_SCHEMA = pa.schema(

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import pickle
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +71,25 @@ def pytest_collection_modifyitems(config, items):
                 misfiled.append(f"{item.nodeid} uses {building}: mark it dbt or e2e")
     if misfiled:
         raise pytest.UsageError("\n".join(misfiled))
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the files longest first
+        items.sort(key=_longest_file_first(root, items))
+
+
+def _longest_file_first(root: Path, items: list[pytest.Item]) -> Callable:
+    """The workers take whole files in collection order (`--dist loadfile`, and
+    `--no-loadscope-reorder`, which would order them by their number of tests): longest first
+    (tests/file_seconds.json, a measured run; a second a test for a file it lacks), so the last
+    files are short and both workers end together. Every worker sorts alike, as xdist requires;
+    a file's tests keep their order (the sort is stable)."""
+    measured = json.loads((root / "tests" / "file_seconds.json").read_text(encoding="utf-8"))
+    names = {item: item.path.relative_to(root).as_posix() for item in items}
+    tests_in = Counter(names.values())
+
+    def key(item: pytest.Item) -> tuple[float, str]:
+        name = names[item]
+        return (-measured.get(name, float(tests_in[name])), name)
+
+    return key
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -7,12 +7,15 @@ and a brute force over every assignment. The brute-force test takes its distance
 wrong distance in the code under test (say, substitution costing 2) fails it on its own.
 """
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from method.text_match import (
+    SMALL_ASSIGNMENT,
+    best_total_saving,
     capped_distance,
     edit_distance,
     match_text,
@@ -75,6 +78,30 @@ def test_hungarian_matches_brute_force(targets, blocks):
     assert (match.distance_utf16, match.target_length_utf16) == reference_text_match(
         targets, blocks
     )
+    assert match.n_matched_targets == min(len(targets), len(blocks))
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (3, 5), (5, 3), (6, 6), (4, 1)])
+def test_every_assignment_tried_gives_scipys_optimum(shape):
+    """Small matrices are solved by trying every assignment; scipy's Hungarian method is the
+    reference (the largest total of min(rows, columns) distinct pairs)."""
+    from scipy.optimize import linear_sum_assignment
+
+    rng = np.random.default_rng(sum(shape))
+    for _ in range(40):
+        savings = rng.integers(0, 6, size=shape)
+        rows, cols = linear_sum_assignment(savings, maximize=True)
+        assert best_total_saving(savings) == savings[rows, cols].sum()
+
+
+def test_a_large_assignment_goes_to_scipy_and_finds_the_planted_optimum():
+    """Past SMALL_ASSIGNMENT: 8 targets x 9 blocks whose only full-saving pairs are target i
+    with block (i + 1) mod 9, every other pair saving at most 1 of each target's 5."""
+    n, m = SMALL_ASSIGNMENT + 2, SMALL_ASSIGNMENT + 3
+    savings = np.random.default_rng(3).integers(0, 2, size=(n, m))
+    savings[np.arange(n), (np.arange(n) + 1) % m] = 5
+    assert best_total_saving(savings) == 5 * n
+    assert best_total_saving(savings.T) == 5 * n
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import sqlalchemy as sa
 
+from ingestion.store.warehouse import Warehouse, writer_lock
 from tests.helpers import QCT2I, cli_env, query, run_cli
 from tests.worlds.hand import write_hand_bundle
 
@@ -150,20 +151,23 @@ def test_two_builds_at_once_publish_one_and_name_the_other_writer(published):
 
 
 def test_a_waiting_writer_runs_after_the_holder(published):
-    """`--wait` turns the refusal into taking turns: both builds publish, one after the other."""
-    env = cli_env(published)
-    builds = [
-        # dbt's output goes nowhere: a pipe nobody reads while the other build runs would fill
-        # and stall the build that writes to it
-        subprocess.Popen(
+    """`--wait` turns the refusal into taking turns: a build started while another writer holds
+    the lock (the store's own lock, held here) waits for it, then builds and publishes."""
+    first_build = build_id(published)
+    with writer_lock(Warehouse(published), "a test holding the writer lock"):
+        # dbt's output goes nowhere: a pipe nobody reads could fill and stall the build
+        waiting = subprocess.Popen(
             [QCT2I, "build", "--wait", "300"],
-            env=env,
+            env=cli_env(published),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        for _ in range(2)
-    ]
-    assert [b.wait(timeout=900) for b in builds] == [0, 0]
+        time.sleep(3)  # the console script is up and asking for the lock by now
+        assert waiting.poll() is None, "the build did not wait for the holder"
+        assert not published.with_name("w.working.duckdb").exists()  # nothing begun
+        assert build_id(published) == first_build
+    assert waiting.wait(timeout=600) == 0
+    assert build_id(published) != first_build  # it built and published after the holder
 
 
 def test_readers_are_told_when_nothing_is_published(tmp_path):
