@@ -18,12 +18,14 @@ their full step count, which checks the extrapolation (`full_run`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import json
 import multiprocessing
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -187,11 +189,18 @@ def loaded_modules() -> list[str]:
     return sorted({name.split(".")[0] for name in list(sys.modules)})
 
 
-def supervise(context, entry: str, args: tuple, cap_s: float) -> tuple[dict, list[str]]:
+def supervise(
+    context, entry: str, args: tuple, cap_s: float, *, own_group: bool = False
+) -> tuple[dict, list[str]]:
     """(the job's record, the modules its child loaded): its messages merged as they come, until
-    it ends, dies or reaches `cap_s` (then it is killed and its status is "timeout")."""
+    it ends, dies or reaches `cap_s` (then it is killed and its status is "timeout").
+
+    `own_group`: the child leads a process group of its own and may start processes (vLLM's
+    engine core, a Dagster run); the whole group is killed at the cap, and once the job has
+    ended, so nothing it started holds the device for the next job."""
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=child_main, args=(sender, entry, args), daemon=True)
+    target, daemon = (group_child_main, False) if own_group else (child_main, True)
+    process = context.Process(target=target, args=(sender, entry, args), daemon=daemon)
     began = time.monotonic()
     process.start()
     sender.close()
@@ -200,7 +209,7 @@ def supervise(context, entry: str, args: tuple, cap_s: float) -> tuple[dict, lis
         left = began + cap_s - time.monotonic()
         if left <= 0 or not receiver.poll(left):
             record["status"] = "timeout"
-            process.kill()
+            kill(process, own_group)
             break
         try:
             message = receiver.recv()
@@ -214,11 +223,27 @@ def supervise(context, entry: str, args: tuple, cap_s: float) -> tuple[dict, lis
             break
         record.update(message)
     process.join(EXIT_GRACE_S)
-    if process.is_alive():
-        process.kill()
+    if process.is_alive() or own_group:
+        kill(process, own_group)
         process.join()
     record["wall_s"] = round(time.monotonic() - began, 2)
     return record, modules
+
+
+def group_child_main(connection, entry: str, args: tuple) -> None:
+    """`child_main` in a process group of its own (its pid is the group's id)."""
+    os.setpgrp()
+    child_main(connection, entry, args)
+
+
+def kill(process, own_group: bool) -> None:
+    """SIGKILL the child, or its whole group; a group not made yet (the child killed before its
+    first line) or already gone leaves the child alone to kill."""
+    if own_group:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+    if process.is_alive():
+        process.kill()
 
 
 def _end(record: dict, final: dict) -> None:

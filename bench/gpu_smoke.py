@@ -1,10 +1,13 @@
 """`make gpu-smoke`: the one prepared script for the day a GPU machine is lent (issues 10 and 11).
 
 One run, one JSON of results (`--out`, default bench/gpu_smoke.json; written again after every
-step, so a run cut short keeps what it measured). Steps, in order, each under its own time cap
-and all under one budget (8 minutes on one H200 with the weights pre-fetched): a step that fails
-records its error and the next one runs; a step whose code or engine is not there records
-`skipped` with the reason; a step with no budget left is `skipped` too.
+step, so a run cut short keeps what it measured). Steps, in order, each in a child process
+killed with all it started at its own time cap, the caps adding up to one budget (8 minutes on
+one H200 with the weights pre-fetched): a step that fails records its error and the next one
+runs; a step whose code or engine is not there records `skipped` with the reason; a step with no
+budget left is `skipped` too. Each step's process ends with it, so the next loads its models on
+an empty device; the vLLM step compares its answers with those the transformers step left in a
+file.
 
 1. environment: torch / CUDA / GPU, library versions, the HF cache for every checkpoint used.
 2. generator:<id> (two registry rows, 1024^2): an untimed warm-up and four timed batch-1 draws
@@ -27,13 +30,12 @@ tiny sizes; tests/bench/test_gpu_smoke.py runs it under `make test`.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
 import json
+import multiprocessing
 import os
 import random
 import signal
@@ -41,7 +43,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ingestion.paths import PROJECT_ROOT
@@ -53,24 +55,51 @@ SMOKE_GENERATORS = ("flux2-klein-4b", "z-image-turbo")
 # One H200 cannot hold the paper's writer (Qwen3-235B-A22B, ~470 GB in bf16): the smoke checks
 # the same vLLM writer path on a one-GPU Qwen3 with the same chat template and thinking switch.
 SMOKE_WRITER = "Qwen/Qwen3-8B"
-STEP_CAPS_S = {  # upper bounds on one H200; the run's budget cuts the last steps shorter
-    "environment": 30,
-    "generator": 100,
-    "dagster_crash_resume": 120,
-    "judge_transformers": 100,
-    "judge_vllm": 150,
-    "ocr": 90,
-    "question_construction": 120,
+# Each step runs in a child process killed at its cap (a C-level load or vLLM's start-up cannot
+# be interrupted from inside), and the caps of the default plan add up to the budget: under 8
+# minutes on one H200 with the weights in its HF cache. Estimates (no GPU run has measured them):
+# a 4-9 step generator's load and 9 draws, the 30B judge's load from local disk, vLLM's start-up
+# with its compile and CUDA graphs.
+STEP_CAPS_S = {
+    "environment": 15,
+    "generator": 60,
+    "dagster_crash_resume": 70,
+    "judge_transformers": 70,
+    "judge_vllm": 110,
+    "ocr": 45,
+    "question_construction": 40,
 }
-GPU_BUDGET_S = 470  # under 8 minutes, leaving time to write the JSON and exit
+GPU_BUDGET_S = 470  # 15 + 2 x 60 + 70 + 70 + 110 + 45 + 40; then the JSON is written and it exits
+# What the step children import, imported once by the forkserver they are forked from (about 2 s
+# a step otherwise; none of it makes a CUDA context at import). A module that does not import
+# here (vLLM's backend where vLLM is missing) is left out, and its step says why.
+PRELOADED = [
+    "torch",
+    "transformers",
+    "diffusers",
+    "bench.gpu_smoke",
+    "dagster_defs.ml_resources",
+    "dagster_defs.assets.generation",
+    "ingestion.backends.drivers.calibration",
+    "ingestion.backends.drivers.runs",
+    "ingestion.backends.models.diffusers_generator",
+    "ingestion.backends.tiny.models",
+    "ingestion.backends.tiny.pipelines",
+    "huggingface_hub",
+    # what the libraries import lazily, on first use: the default generators' pipelines, the models
+    "diffusers.pipelines.flux2.pipeline_flux2_klein",
+    "diffusers.pipelines.z_image.pipeline_z_image",
+    "transformers.models.qwen3_vl.modeling_qwen3_vl",
+    "transformers.models.qwen3_vl.processing_qwen3_vl",
+    "transformers.models.qwen3_vl.video_processing_qwen3_vl",
+    "transformers.models.qwen2_vl.image_processing_qwen2_vl",
+    "transformers.models.qwen3.modeling_qwen3",
+    "transformers.models.qwen2.tokenization_qwen2",
+]
 
 
 class StepSkipped(Exception):
     """A step that cannot run here; its message is the reason recorded in the JSON."""
-
-
-class StepTimeout(Exception):
-    pass
 
 
 @dataclass
@@ -91,7 +120,6 @@ class SmokeConfig:
     ocr_max_new_tokens: int = 2048
     writer_max_tokens: int = 2048
     device: str = "auto"
-    state: dict = field(default_factory=dict)  # results one step hands to a later one
 
     @property
     def tiny_dir(self) -> Path:
@@ -100,6 +128,11 @@ class SmokeConfig:
     @property
     def profile(self) -> str:
         return "cpu" if self.dry_run else "gpu"
+
+    @property
+    def transformers_judgments(self) -> Path:
+        """Where the transformers judge's answers wait for the vLLM judge's step to compare."""
+        return self.work / "transformers_judgments.json"
 
 
 def config_for(dry_run: bool, out: Path | None, work: Path | None) -> SmokeConfig:
@@ -117,45 +150,50 @@ def config_for(dry_run: bool, out: Path | None, work: Path | None) -> SmokeConfi
 # ------------------------------------------------------------------------------ the step runner
 
 
-def _alarm(_signum, _frame):
-    raise StepTimeout("time cap reached")
+def step_context():
+    """Children forked from a server that has imported the step libraries once (PRELOADED);
+    vLLM and a Dagster run start processes of their own from a step child (`own_group`)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOADED)
+    return context
 
 
-def run_step(name: str, cap_s: float, fn: Callable[[], dict], results: dict, deadline: float):
-    """Run one step under min(its cap, the budget left); record ok / failed / skipped."""
+def run_step(name: str, cap_s: float, job: tuple[str, tuple], results: dict, deadline: float):
+    """Run `job` ("module:function", its arguments) in a child process under min(its cap, the
+    budget left), killed with everything it started at that cap; record ok / failed /
+    skipped."""
+    from bench.gpu_bench_run import supervise
+
     left = deadline - time.monotonic()
     if left <= 1:
         results["steps"][name] = {"status": "skipped", "reason": "the run's time budget is spent"}
         return
     cap = min(cap_s, left)
-    record = {"cap_s": round(cap, 1)}
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, cap)
-    start = time.perf_counter()
-    try:
-        record |= {"status": "ok", **fn()}
-    except StepSkipped as skip:
-        record |= {"status": "skipped", "reason": str(skip)}
-    except Exception as error:  # a StepTimeout too: one GPU session is precious, go on
-        record |= {"status": "failed", "error": f"{type(error).__name__}: {error}"[:2000]}
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    record["seconds"] = round(time.perf_counter() - start, 3)
+    record, _ = supervise(step_context(), "bench.gpu_smoke:step_child", job, cap, own_group=True)
+    record["seconds"] = record.pop("wall_s")
+    if record["status"] == "timeout":
+        record |= {"status": "failed", "error": f"killed at its time cap ({cap:.1f} s)"}
+    elif record["status"].startswith("error: "):  # the child died without its figures
+        record |= {"status": "failed", "error": record["status"].removeprefix("error: ")}
     results["steps"][name] = record
-    free_accelerator()
 
 
-def free_accelerator() -> None:
-    """Drop a step's models before the next loads its own (one GPU holds one 30B model)."""
-    gc.collect()
-    if "vllm" in sys.modules:  # an engine left by a failed step would keep its memory
-        with contextlib.suppress(Exception):
-            from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
+def step_child(send, entry: str, args: tuple) -> None:
+    """A step child's body: the job's figures as status ok, or skipped / failed with why. One GPU
+    session is precious: a failure is the step's record, and the run goes on."""
+    module, function = entry.split(":")
+    try:
+        send({"status": "ok", **getattr(importlib.import_module(module), function)(*args)})
+    except StepSkipped as skip:
+        send({"status": "skipped", "reason": str(skip)})
+    except Exception as error:
+        send({"status": "failed", "error": f"{type(error).__name__}: {error}"[:2000]})
 
-            cleanup_dist_env_and_memory()
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
+
+def smoke_step(fields: dict, name: str) -> dict:
+    """Step `name` of the plan of the config with these fields (in a step child)."""
+    config = SmokeConfig(**fields)
+    return {step: fn for step, _, fn in steps(config)}[name]()
 
 
 def require(module: str, attribute: str | None = None):
@@ -633,7 +671,7 @@ def step_judge_transformers(config: SmokeConfig) -> dict:
     start = time.perf_counter()
     judgments = [j for item in items for j in judge.judge(item)]
     seconds = time.perf_counter() - start
-    config.state["transformers_judgments"] = judgments
+    config.transformers_judgments.write_text(json.dumps([asdict(j) for j in judgments]))
     return {
         "judge_model": judge.identity.judge_model,
         "images": len(items),
@@ -747,7 +785,12 @@ def step_judge_vllm(config: SmokeConfig) -> dict:
     result["one_call_speedup"] = (
         result["one_call"]["questions_per_s"] / result["per_image"]["questions_per_s"]
     )
-    reference = config.state.get("transformers_judgments")
+    reference = None
+    if config.transformers_judgments.exists():  # the transformers judge's step has run
+        from ingestion.backends.api.interfaces import Judgment
+
+        rows = json.loads(config.transformers_judgments.read_text())
+        reference = [Judgment(**row) for row in rows]
     return (
         result
         | answer_summary(judgments, truth)
@@ -895,11 +938,13 @@ def run_smoke(config: SmokeConfig) -> dict:
         "mode": "dry-run" if config.dry_run else "gpu",
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "budget_s": config.budget_s,
-        "config": {k: v for k, v in asdict(config).items() if k != "state"},
+        "config": asdict(config),
         "steps": {},
     }
-    for name, cap, fn in steps(config):
-        run_step(name, cap, fn, results, deadline)
+    fields = asdict(config)
+    config.transformers_judgments.unlink(missing_ok=True)  # only this run's answers compare
+    for name, cap, _ in steps(config):
+        run_step(name, cap, ("bench.gpu_smoke:smoke_step", (fields, name)), results, deadline)
         results["total_s"] = round(time.perf_counter() - start, 3)
         write_results(results, config.out)
         print(f"gpu-smoke {name}: {results['steps'][name]['status']}", flush=True)

@@ -3,10 +3,14 @@ script runs its real code path and the JSON says what each found."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
+import os
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -92,32 +96,82 @@ def test_judge_ocr_and_writer_count_every_item(smoke):
     assert sum(writer["rejection_reasons"].values()) >= writer["rejected"]
 
 
-def _run_one(fn, cap_s=30.0, budget_s=60.0) -> dict:
+# The jobs of the step-runner tests: run_step runs a job in a child process, by name.
+def broken():
+    raise ValueError("no such checkpoint")
+
+
+def missing():
+    raise gpu_smoke.StepSkipped("vllm is not installed in this environment")
+
+
+def slow():
+    time.sleep(30)
+    return {}
+
+
+def start_a_process(pid_file: str, then_sleep_s: float) -> dict:
+    """What vLLM's engine core or a Dagster run is to a step: a process the step starts."""
+    started = subprocess.Popen(["sleep", "600"])
+    Path(pid_file).write_text(str(started.pid))
+    time.sleep(then_sleep_s)
+    return {"started": started.pid}
+
+
+def _run_one(job, cap_s=30.0, budget_s=60.0) -> dict:
     results = {"steps": {}}
-    gpu_smoke.run_step("x", cap_s, fn, results, time.monotonic() + budget_s)
+    gpu_smoke.run_step("x", cap_s, job, results, time.monotonic() + budget_s)
     return results["steps"]["x"]
 
 
+def _job(name: str, *args) -> tuple[str, tuple]:
+    return f"{__name__}:{name}", args
+
+
 def test_a_failing_step_is_recorded_and_the_run_goes_on():
-    def broken():
-        raise ValueError("no such checkpoint")
-
-    def missing():
-        raise gpu_smoke.StepSkipped("vllm is not installed in this environment")
-
-    def slow():
-        time.sleep(30)
-        return {}
-
-    failed = _run_one(broken)
+    failed = _run_one(_job("broken"))
     assert failed["status"] == "failed" and failed["error"] == "ValueError: no such checkpoint"
-    assert _run_one(missing) | {"seconds": 0} == {
+    assert _run_one(_job("missing")) | {"seconds": 0} == {
         "cap_s": 30.0,
         "status": "skipped",
         "reason": "vllm is not installed in this environment",
         "seconds": 0,
     }
-    capped = _run_one(slow, cap_s=0.2)
-    assert capped["status"] == "failed" and capped["error"].startswith("StepTimeout")
-    spent = _run_one(lambda: {}, budget_s=0)
+    spent = _run_one(_job("slow"), budget_s=0)
     assert spent == {"status": "skipped", "reason": "the run's time budget is spent"}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (killed, not yet reaped by its parent, which is gone too) is not running
+    with contextlib.suppress(FileNotFoundError):
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    return False
+
+
+@pytest.mark.parametrize(("sleep_s", "status"), [(60.0, "failed"), (0.0, "ok")])
+def test_a_step_is_killed_at_its_cap_with_every_process_it_started(tmp_path, sleep_s, status):
+    """A step past its cap is killed from outside, whatever it is doing (a sleep here, a C-level
+    load or vLLM's start-up there), and so is the process it started; a step that ends leaves
+    none running either, so the next step finds the device empty."""
+    pid_file = tmp_path / "pid"
+    began = time.monotonic()
+    record = _run_one(_job("start_a_process", str(pid_file), sleep_s), cap_s=3.0)
+    assert record["status"] == status, record
+    if status == "failed":
+        assert record["error"] == "killed at its time cap (3.0 s)"
+        assert time.monotonic() - began < 30  # not the 60 s the step would have taken
+    started = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(started)
+
+
+def test_the_default_plans_caps_fit_its_budget(tmp_path):
+    config = gpu_smoke.config_for(False, tmp_path / "smoke.json", tmp_path / "work")
+    caps = [cap for _, cap, _ in gpu_smoke.steps(config)]
+    assert len(caps) == 8 and sum(caps) <= config.budget_s == gpu_smoke.GPU_BUDGET_S
