@@ -39,7 +39,7 @@ $(DEV): pyproject.toml
 	$(call uv_install,$(BIN)) -e '.[dev,ml-cpu]'
 	touch $(CORE) $(DEV)
 
-# The test environments (`make -j2 envs` builds them side by side)
+# The test environments (`make -j3 envs` builds them side by side, as .ci/run does)
 envs: $(DEV) $(VLLM_STAMP) $(GPU_BENCH_STAMP)
 
 demo: $(CORE)

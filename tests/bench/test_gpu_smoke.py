@@ -48,6 +48,7 @@ def test_every_step_ran_or_says_why_not(smoke):
         assert step["status"] in ("ok", "skipped"), (name, step)
         if step["status"] == "skipped":
             assert step["reason"].strip(), name
+    assert smoke["forkserver_s"] > 0  # the step server started before the first step's cap
     vllm = smoke["steps"]["judge_vllm"]
     if smoke["steps"]["environment"]["versions"]["vllm"] is None:
         assert vllm["status"] == "skipped" and "vllm" in vllm["reason"]
