@@ -357,7 +357,7 @@ def run_adjudication(
         for chunk in batched(pending, chunk_images)
     ]
     for items, images in zip(chunks, images_read_ahead(judge, chunks), strict=True):
-        answers = judge.judge_many(items) if images is None else judge.judge_many(items, images)
+        answers = judge.judge_many(items, images)
         rows = [
             judgment_row(j, judge.identity, judge_id, judge.engine) for one in answers for j in one
         ]

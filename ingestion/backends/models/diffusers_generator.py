@@ -23,29 +23,13 @@ import torch
 from ingestion.backends.api.cache import resolve_revision
 from ingestion.backends.api.generators import GeneratorSpec, RegistryError
 from ingestion.backends.api.interfaces import GeneratedBatch, GenerationRequest, ImageGenerator
+from ingestion.backends.models.devices import pick_device, synchronize
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 class UnknownPipelineError(ValueError):
     """The registry names a pipeline class the installed diffusers does not have."""
-
-
-def pick_device(device: str = "auto") -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def device_name(device: torch.device) -> str:
-    """The device's model as a judgment or cost records it ("NVIDIA H200"), or its type."""
-    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
-
-
-def synchronize(device: torch.device) -> None:
-    """Wait for queued kernels, so a wall-clock interval covers the work (no-op on CPU)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def pipeline_class_of(spec: GeneratorSpec) -> type:

@@ -32,7 +32,7 @@ from ingestion.backends.api.parsing import (
     p_yes_from_token_scores,
     read_transcription,
 )
-from ingestion.backends.models.diffusers_generator import device_name, pick_device
+from ingestion.backends.models.devices import device_name, pick_device
 from ingestion.backends.models.images import load_rgb
 
 JUDGE_INSTRUCTION = "{question} Answer yes or no."

@@ -15,7 +15,7 @@ import torch
 from ingestion.backends.api.cache import resolve_revision
 from ingestion.backends.api.interfaces import QuestionWriter, QuestionWriteRequest
 from ingestion.backends.api.question_contract import writer_prompt
-from ingestion.backends.models.diffusers_generator import pick_device
+from ingestion.backends.models.devices import pick_device
 
 
 class TransformersQuestionWriter(QuestionWriter):

@@ -67,7 +67,7 @@ class VllmJudge(QuestionJudge):
         import vllm
         from vllm import LLM, SamplingParams
 
-        from ingestion.backends.models.diffusers_generator import device_name, pick_device
+        from ingestion.backends.models.devices import device_name, pick_device
 
         self.model_name = model_name or source
         self.revision = resolve_revision(source, revision)
