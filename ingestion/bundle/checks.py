@@ -142,6 +142,16 @@ def meaning_checks(check_generators: bool) -> list[_Check]:
             "format('unknown capability {} (not in the taxonomy)', q(capability))",
         ),
         _row_check(
+            "questions",
+            "compliant_answer NOT IN ('yes', 'no')",
+            "format('compliant_answer must be ''yes'', ''no'' or null, got {}', q(compliant_answer))",
+        ),
+        _row_check(
+            "questions",
+            "trim(capability_source) = ''",
+            "'empty capability_source (null when unknown)'",
+        ),
+        _row_check(
             "generators",
             finite.format("cost_gpu_s_per_mp", "< 0"),
             "format('cost_gpu_s_per_mp must be >= 0, got {}', cost_gpu_s_per_mp)",

@@ -114,6 +114,12 @@ TABLES: dict[str, TableSpec] = {
                 _c("parents", _LIST_OF_STRINGS),
                 _c("entity", nullable=True),
                 _c("text_target", nullable=True),
+                # CONTRACTS "Additions of the open issues": where the capability came from (the
+                # release's own label, `rule:<name>`, `default:<category>`, `model:<id>`; null:
+                # the bundle does not say), and the answer a compliant image gives (null = yes;
+                # "no" where a converter stored the judges' answers turned to target-yes)
+                _c("capability_source", nullable=True),
+                _c("compliant_answer", nullable=True),
             ),
             ("prompt_id", "question_id"),
         ),

@@ -13,7 +13,9 @@ renamed as (
         cast(capability as varchar) as capability,
         cast(parents as varchar[]) as parent_question_ids,
         cast(entity as varchar) as entity,
-        cast(text_target as varchar) as text_target
+        cast(text_target as varchar) as text_target,
+        cast(capability_source as varchar) as capability_source,
+        coalesce(cast(compliant_answer as varchar), 'yes') as compliant_answer
     from source
 )
 

@@ -117,6 +117,8 @@ final as (
         questions.capability,
         questions.entity,
         questions.text_target,
+        questions.capability_source,
+        questions.compliant_answer,
         questions.parent_question_ids,
         len(questions.parent_question_ids) = 0 as is_root,
         coalesce(depth.depth, 0) as depth,

@@ -33,6 +33,8 @@ final as (
         graph.component_id,
         graph.entity,
         graph.text_target,
+        graph.capability_source,
+        graph.compliant_answer,
         validity.outcome,
         validity.is_valid,
         validity.outcome_masked
