@@ -364,4 +364,5 @@ def _question_row(concept, prompt_id, at, question: Question, dirty, applied) ->
         "parents": [f"q{parent + 1}" for parent in question.parents],
         "entity": question.entity or None,
         "text_target": question.text_target,
+        "compliant_answer": question.compliant,
     }
