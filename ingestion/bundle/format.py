@@ -152,8 +152,9 @@ TABLES: dict[str, TableSpec] = {
                 _c("model_id"),
                 _c("width", pa.int64()),
                 _c("height", pa.int64()),
-                _c("latency_s", pa.float64()),
-                _c("gpus", pa.int64()),
+                # null for images drawn elsewhere without timings: their cost is unknown
+                _c("latency_s", pa.float64(), nullable=True),
+                _c("gpus", pa.int64(), nullable=True),
                 _c("path", nullable=True),
                 # CONTRACTS "Additions": how the image was drawn
                 _c("seed", pa.int64(), nullable=True),
