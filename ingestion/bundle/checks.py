@@ -152,6 +152,11 @@ def meaning_checks(check_generators: bool) -> list[_Check]:
             "'empty capability_source (null when unknown)'",
         ),
         _row_check(
+            "questions",
+            "rule_capability NOT IN (SELECT capability FROM taxonomy)",
+            "format('unknown rule_capability {} (not in the taxonomy)', q(rule_capability))",
+        ),
+        _row_check(
             "generators",
             finite.format("cost_gpu_s_per_mp", "< 0"),
             "format('cost_gpu_s_per_mp must be >= 0, got {}', cost_gpu_s_per_mp)",

@@ -120,6 +120,9 @@ TABLES: dict[str, TableSpec] = {
                 # "no" where a converter stored the judges' answers turned to target-yes)
                 _c("capability_source", nullable=True),
                 _c("compliant_answer", nullable=True),
+                # issue 32: the capability the question had before a model attributed it (the
+                # rules', a default's or the release's), kept beside the model's; null otherwise
+                _c("rule_capability", nullable=True),
             ),
             ("prompt_id", "question_id"),
         ),

@@ -15,7 +15,8 @@ renamed as (
         cast(entity as varchar) as entity,
         cast(text_target as varchar) as text_target,
         cast(capability_source as varchar) as capability_source,
-        coalesce(cast(compliant_answer as varchar), 'yes') as compliant_answer
+        coalesce(cast(compliant_answer as varchar), 'yes') as compliant_answer,
+        cast(rule_capability as varchar) as rule_capability
     from source
 )
 

@@ -119,6 +119,7 @@ final as (
         questions.text_target,
         questions.capability_source,
         questions.compliant_answer,
+        questions.rule_capability,
         questions.parent_question_ids,
         len(questions.parent_question_ids) = 0 as is_root,
         coalesce(depth.depth, 0) as depth,

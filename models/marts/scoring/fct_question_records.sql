@@ -35,6 +35,7 @@ final as (
         graph.text_target,
         graph.capability_source,
         graph.compliant_answer,
+        graph.rule_capability,
         validity.outcome,
         validity.is_valid,
         validity.outcome_masked

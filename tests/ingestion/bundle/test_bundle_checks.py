@@ -84,6 +84,18 @@ def test_rule7_unknown_capability_is_refused(tmp_path):
     assert_problem(problem, "questions.jsonl", 5, "unknown capability 'colour'")
 
 
+def test_rule7_unknown_rule_capability_is_refused_and_a_known_one_kept(tmp_path):
+    """Guards against a model-attributed bundle whose kept rule label (`rule_capability`, issue
+    32) is not a key of the taxonomy: the agreement mart would count a label no report shows."""
+    tables = good()
+    tables["questions"][0]["rule_capability"] = "color"  # a key: accepted
+    tables["questions"][4]["rule_capability"] = "colour"
+
+    problem = the_problem(write(tmp_path, tables))
+
+    assert_problem(problem, "questions.jsonl", 5, "unknown rule_capability 'colour'")
+
+
 def test_rule7_parent_outside_the_prompt_is_refused(tmp_path):
     tables = good()
     tables["questions"][4]["parents"] = ["q3"]  # p2 has no q3; p1 has
