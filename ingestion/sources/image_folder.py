@@ -1,7 +1,8 @@
-"""Images drawn elsewhere (`qct2i evaluate MODEL_ID --images DIR`, issue 25): a folder holding
-`<prompt_id>.png` (or `.jpg`, `.jpeg`, `.webp`), one image per prompt, and `meta.jsonl`, read and
-checked as a whole (`read_image_folder`), then put into a bundle folder as the generation asset
-puts the images it draws (`add_folder_images`), for the judging assets to read.
+"""Images drawn elsewhere (`qct2i evaluate MODEL_ID --images DIR`, issues 25 and 32): a folder
+holding `<prompt_id>.png` (or `.jpg`, `.jpeg`, `.webp`), one image per prompt, and optionally
+`meta.jsonl`, read and checked as a whole (`read_image_folder`), then put into a bundle folder as
+the generation asset puts the images it draws (`add_folder_images`), for the judging assets to
+read.
 
 The folder is refused before anything is judged, with every problem listed as `<file>: <reason>`
 (`meta.jsonl:<line>: <reason>` for a line of meta.jsonl; `<prompt_id>.*` for an image that is
@@ -14,25 +15,29 @@ prints without a traceback:
   sub-folder, anything else that is not a regular file;
 - a symbolic link (an image is copied into the bundle, never linked): one leading outside the
   folder says where it resolves to;
-- an empty file, and one that is no whole PNG, JPEG or WebP image (`image_files`: truncated,
-  a PNG failing its CRC, an animated WebP, another format), or holds another format than its
-  extension names (a JPEG named `.png`);
-- an image whose size (read from its bytes by `image_files`: this layer may not import PIL)
-  differs from what meta.jsonl says;
+- an empty file, and one that is no whole PNG, JPEG or WebP image (`image_files`, with Pillow:
+  truncated, a PNG failing its CRC, pixels that do not decode, an animated WebP, another
+  format), or holds another format than its extension names (a JPEG named `.png`);
+- an image whose size (as Pillow reads it) differs from what meta.jsonl says;
 - in meta.jsonl: a line that is not JSON (a key twice, NaN), not an object, names no prompt of
   the evaluation or one named before, holds a key the file does not know, or a value of the
   wrong type or range (`seed` an integer; `width`, `height`, `gpus` positive integers; `latency_s`
-  a non-negative number; `width` and `height` both or neither);
-- an image without `latency_s` and `gpus`: see below.
+  a non-negative number; `width` and `height` both or neither, and so `latency_s` and `gpus`).
 
 Names starting with `.` are ignored (`.DS_Store`, macOS's `._a.png`, `.ipynb_checkpoints`):
 operating systems and tools leave them beside the files a user put there.
 
-`latency_s` and `gpus` are required, although the issue calls meta.jsonl optional: the bundle's
-`images` table holds both in non-nullable columns (`ingestion.bundle.format`), and the cost the
-marts measure is latency x GPUs per megapixel over a generator's images (`int_generators.sql`),
-so a guessed 0 or 1 would publish a made-up "measured" cost. A folder without meta.jsonl is
-therefore refused with one line saying what it must give; `seed` and the size stay optional.
+meta.jsonl is optional, and so is a line for an image (CONTRACTS "Additions of the open issues",
+unknown cost): images drawn elsewhere usually come without their latency and GPU count, and an
+image without both is stored with both unknown (null), never a guessed 0 or 1, which would
+publish a made-up "measured" cost. The generator's cost is then `unknown` (`int_generators.sql`):
+its quality marts are complete, and routing, which ranks generators by cost, leaves it out with
+the reason (`fct_router_excluded_generators`). `seed` and the size stay optional too.
+
+An image is opened once, without following a link (O_NOFOLLOW), to be checked, and once more to
+be copied, where the copy is checked again from the descriptor it is read from and written to a
+`.partial` file created anew (O_CREAT | O_EXCL | O_NOFOLLOW): a link put in the folder, or beside
+the copy, after the folder was listed is refused, never followed.
 
 In the bundle an image becomes `images/<model_id>/<prompt_id><ext>` (the extension in lower case),
 a copy of the file, and one `images.jsonl` row: `image_id` as the generation asset forms it,
@@ -48,6 +53,8 @@ refused before anything is copied, since its judgments would be of the other ima
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import os
@@ -61,7 +68,14 @@ from pathlib import Path
 from ingestion.bundle import BundleError, Problem
 from ingestion.bundle.format import SAFE_ID_RULE, is_safe_id
 from ingestion.bundle.jsonl_append import append_rows, read_rows
-from ingestion.sources.image_files import JPEG, PNG, WEBP, UnreadableImage, read_image_info
+from ingestion.sources.image_files import (
+    JPEG,
+    PNG,
+    WEBP,
+    ImageInfo,
+    UnreadableImage,
+    read_image_info,
+)
 
 META_FILE = "meta.jsonl"
 BACKEND = "image_folder"  # images.backend of an image drawn elsewhere
@@ -69,6 +83,7 @@ IMAGE_EXTENSIONS = {".png": PNG, ".jpg": JPEG, ".jpeg": JPEG, ".webp": WEBP}
 META_KEYS = ("prompt_id", "seed", "width", "height", "latency_s", "gpus")
 _EXTENSION_OF = {PNG: ".png", JPEG: ".jpg", WEBP: ".webp"}
 _INT64 = 2**63
+_NO_LINK = getattr(os, "O_NOFOLLOW", 0)  # every open of an image or of meta.jsonl
 
 
 class ImageFolderError(BundleError):
@@ -86,14 +101,14 @@ class ImageFolderError(BundleError):
 @dataclass(frozen=True)
 class FolderImage:
     """One image of the folder, checked: its prompt, its file, its size as read from the file,
-    and what meta.jsonl says of its draw."""
+    and what meta.jsonl says of its draw (latency and GPUs None: not said, the cost unknown)."""
 
     prompt_id: str
     path: Path  # the file in the folder
     width: int
     height: int
-    latency_s: float
-    gpus: int
+    latency_s: float | None
+    gpus: int | None
     seed: int | None = None
 
     @property
@@ -119,7 +134,7 @@ def read_image_folder(folder: Path, prompt_ids: Collection[str]) -> list[FolderI
     problems: list[Problem] = []
     files: dict[str, list[str]] = defaultdict(list)  # prompt id -> the image files named after it
     sizes: dict[str, tuple[int, int]] = {}  # file -> its size, for the images that read whole
-    meta_present = meta_usable = False
+    meta_usable = False
     for name in names:
         if name.startswith("."):
             continue
@@ -127,7 +142,7 @@ def read_image_folder(folder: Path, prompt_ids: Collection[str]) -> list[FolderI
         extension = os.path.splitext(name)[1].lower()
         reason = _entry_problem(entry, root)
         if name == META_FILE:
-            meta_present, meta_usable = True, reason is None
+            meta_usable = reason is None
         elif extension in IMAGE_EXTENSIONS:
             prompt = name[: -len(extension)]
             files[prompt].append(name)
@@ -142,9 +157,7 @@ def read_image_folder(folder: Path, prompt_ids: Collection[str]) -> list[FolderI
             reason = f"not an image ({', '.join(IMAGE_EXTENSIONS)}) nor {META_FILE}"
         if reason is not None:
             problems.append(Problem(shown, None, reason))
-    meta = _read_meta(root / META_FILE, wanted, problems) if meta_usable else None
-    if not meta_present and wanted:
-        problems.append(Problem(META_FILE, None, _NO_META))
+    meta = _read_meta(root / META_FILE, wanted, problems) if meta_usable else {}
     images = []
     for prompt in sorted(wanted):
         named = sorted(files.get(prompt, ()))
@@ -155,24 +168,29 @@ def read_image_folder(folder: Path, prompt_ids: Collection[str]) -> list[FolderI
             listed = ", ".join(_shown(name) for name in named)
             reason = f"one of {len(named)} images for prompt {_shown(prompt)} ({listed}); keep one"
             problems += [Problem(_shown(name), None, reason) for name in named]
-        line = meta.get(prompt) if meta is not None else None
+        line = meta.get(prompt)
         sized = [_size_as_said(name, sizes.get(name), line, problems) for name in named]
-        costed = _cost_given(named, line, meta is not None, problems)
-        if len(named) == 1 and sized[0] and costed:
-            width, height = sizes[named[0]]
-            latency, gpus, seed = (line.values.get(key) for key in ("latency_s", "gpus", "seed"))
-            images.append(
-                FolderImage(prompt, root / named[0], width, height, float(latency), gpus, seed)
-            )
+        if len(named) == 1 and sized[0]:
+            images.append(_folder_image(prompt, root / named[0], sizes[named[0]], line))
     if problems:
         raise ImageFolderError(folder, sorted(set(problems), key=_problem_order))
     return images
 
 
-_NO_META = (
-    "missing: the images table needs every image's latency_s and gpus (one line per image, "
-    'e.g. {"prompt_id": "p1", "latency_s": 2.5, "gpus": 1})'
-)
+def _folder_image(
+    prompt: str, path: Path, size: tuple[int, int], line: _Meta | None
+) -> FolderImage:
+    """The checked image; without its meta.jsonl line (or its figures) its cost is unknown."""
+    said = line.values if line is not None else {}
+    latency = said.get("latency_s")
+    return FolderImage(
+        prompt,
+        path,
+        *size,
+        latency_s=float(latency) if latency is not None else None,
+        gpus=said.get("gpus"),
+        seed=said.get("seed"),
+    )
 
 
 def add_folder_images(images: Sequence[FolderImage], model_id: str, bundle: Path) -> int:
@@ -198,7 +216,7 @@ def add_folder_images(images: Sequence[FolderImage], model_id: str, bundle: Path
     for image, row in zip(images, rows, strict=True):
         target = bundle / row["path"]
         if not _holds_copy(target, image.path):
-            _copy(image.path, target)
+            _copy(image, target, bundle)
     return append_rows(rows_file, rows, unique_key="image_id")
 
 
@@ -244,25 +262,43 @@ def _image_size(
 ) -> tuple[tuple[int, int] | None, str | None]:
     """(width, height) of the image file, or (None, why it cannot be used)."""
     try:
-        data = _read_bytes(entry)
+        with _open_no_link(entry) as handle:
+            info, reason = _checked(handle)
     except OSError as error:
-        return None, f"cannot be read ({error.strerror})"
-    if not data:
-        return None, "is empty (0 bytes)"
-    try:
-        info = read_image_info(data)
-    except UnreadableImage as error:
-        return None, f"unreadable image: {error}"
+        return None, _open_problem(error)
+    if info is None:
+        return None, reason
     if info.format != named_format:
         rename = _EXTENSION_OF[info.format]
         return None, f"holds a {info.format} image under a {extension} name; name it {rename}"
     return (info.width, info.height), None
 
 
+def _checked(handle) -> tuple[ImageInfo | None, str | None]:
+    """What the open file holds, or (None, why it is no image)."""
+    if os.fstat(handle.fileno()).st_size == 0:
+        return None, "is empty (0 bytes)"
+    try:
+        return read_image_info(handle), None
+    except UnreadableImage as error:
+        return None, f"unreadable image: {error}"
+
+
+def _open_no_link(path: Path):
+    """The file open for reading, never through a link (one put there after the folder was
+    listed fails with ELOOP): what is checked or copied is the descriptor opened here."""
+    return os.fdopen(os.open(path, os.O_RDONLY | _NO_LINK), "rb")
+
+
+def _open_problem(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "is a symbolic link now (put there after the folder was listed); refused"
+    return f"cannot be read ({error.strerror})"
+
+
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes, never through a link (one put there after the folder was listed)."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(descriptor, "rb") as handle:
+    with _open_no_link(path) as handle:
         return handle.read()
 
 
@@ -280,24 +316,6 @@ def _size_as_said(
     reason = f"is {size[0]}x{size[1]}, {META_FILE} line {line.line} says {said[0]}x{said[1]}"
     problems.append(Problem(_shown(name), None, reason))
     return False
-
-
-def _cost_given(
-    named: list[str], line: _Meta | None, meta_read: bool, problems: list[Problem]
-) -> bool:
-    """Whether the prompt's meta.jsonl line gives latency_s and gpus (valid or not: a wrong
-    value has its own problem). A meta.jsonl that is missing or refused has its own line."""
-    if line is None:
-        if meta_read:
-            reason = f"no {META_FILE} line for this image (the images table needs its latency_s"
-            reason += " and gpus)"
-            problems += [Problem(_shown(name), None, reason) for name in named]
-        return False
-    missing = [key for key in ("latency_s", "gpus") if key not in line.given]
-    if missing:
-        reason = f"gives no {' and no '.join(missing)} (the images table needs both)"
-        problems.append(Problem(META_FILE, line.line, reason))
-    return not missing
 
 
 # --------------------------------------------------------------------------------------------------
@@ -393,13 +411,21 @@ def _values(row: dict, reasons: list[str]) -> dict:
             values[key] = row[key]
         else:
             reasons.append(reason)
-    if ("width" in row) != ("height" in row):
-        given, absent = ("width", "height") if "width" in row else ("height", "width")
-        reasons.append(f"gives {given} but no {absent} (give both or neither)")
-    if ("width" in values) != ("height" in values):  # one of them was wrong: compare neither
-        values.pop("width", None)
-        values.pop("height", None)
+    for pair in (("width", "height"), ("latency_s", "gpus")):
+        _both_or_neither(pair, row, values, reasons)
     return values
+
+
+def _both_or_neither(pair: tuple[str, str], row: dict, values: dict, reasons: list[str]) -> None:
+    """A size is both sides, a cost both latency and GPUs: one without the other is refused,
+    and where one of them was wrong, neither is kept."""
+    first, second = pair
+    if (first in row) != (second in row):
+        given, absent = pair if first in row else (second, first)
+        reasons.append(f"gives {given} but no {absent} (give both or neither)")
+    if (first in values) != (second in values):
+        values.pop(first, None)
+        values.pop(second, None)
 
 
 def _value_problem(key: str, value) -> str | None:
@@ -496,17 +522,50 @@ def _holds_copy(target: Path, source: Path) -> bool:
         return False
 
 
-def _copy(source: Path, target: Path) -> None:
+def _copy(image: FolderImage, target: Path, bundle: Path) -> None:
     """Copy atomically (a temporary file, then a rename), never through a link, so a crash
-    leaves no half image and the bundle holds a file of its own."""
+    leaves no half image and the bundle holds a file of its own. The source is checked again
+    from the descriptor it is copied from, so what is copied is what was checked (a file changed
+    or turned into a link since the folder was checked is refused)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
-    descriptor = os.open(source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(descriptor, "rb") as read, partial.open("wb") as write:
+    try:
+        with _open_no_link(image.path) as read:
+            reason = _changed(image, read)
+            if reason is None:
+                read.seek(0)
+                _write_new(partial, read, bundle)
+    except OSError as error:
+        reason = _open_problem(error)
+    if reason is not None:
+        raise BundleError(bundle, [Problem(_shown(image.path.name), None, reason)])
+    os.replace(partial, target)
+
+
+def _changed(image: FolderImage, read) -> str | None:
+    """Why the open file is no longer the image that was checked, or None."""
+    info, reason = _checked(read)
+    if info is not None and (info.width, info.height) != (image.width, image.height):
+        reason = f"is {info.width}x{info.height} now, was {image.width}x{image.height}"
+    return None if reason is None else f"changed since the folder was checked: {reason}"
+
+
+def _write_new(partial: Path, read, bundle: Path) -> None:
+    """`read`'s bytes into `partial`, created anew (O_EXCL, never through a link): a file or
+    link left there (a crash, or put there) is removed first; one put there again in between
+    fails the copy instead of being written through."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(partial)
+    try:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o644)
+    except OSError as error:
+        shown = _shown(os.path.relpath(partial, bundle))
+        reason = f"cannot be created anew ({error.strerror}); something was put there meanwhile"
+        raise BundleError(bundle, [Problem(shown, None, reason)]) from None
+    with os.fdopen(descriptor, "wb") as write:
         shutil.copyfileobj(read, write)
         write.flush()
         os.fsync(write.fileno())
-    os.replace(partial, target)
 
 
 # --------------------------------------------------------------------------------------------------

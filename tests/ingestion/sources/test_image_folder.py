@@ -137,6 +137,15 @@ EXPECTED_ROWS = [
 ]
 
 
+def judged_yes() -> list[dict]:
+    """What the judging asset adds next: the bundle reader needs judgments."""
+    return [
+        {"prompt_id": q["prompt_id"], "model_id": "mine", "question_id": q["question_id"]}
+        | {"answer": "yes", "p_yes": 0.9}
+        for q in GOOD["questions"]
+    ]
+
+
 def test_a_good_folder_is_read_with_the_sizes_of_its_files(place):
     folder = good_folder(place)
 
@@ -157,12 +166,7 @@ def test_a_good_folder_becomes_images_the_bundle_reader_accepts(place):
         copied = bundle / row["path"]
         assert not copied.is_symlink()
         assert copied.read_bytes() == (folder / row["source_file"]).read_bytes()
-    judged = [  # what the judging asset adds next: the bundle reader needs judgments
-        {"prompt_id": q["prompt_id"], "model_id": "mine", "question_id": q["question_id"]}
-        | {"answer": "yes", "p_yes": 0.9}
-        for q in GOOD["questions"]
-    ]
-    write_bundle(bundle, {"judgments": judged})
+    write_bundle(bundle, {"judgments": judged_yes()})
     tables = read_bundle(bundle, TAXONOMY)
     images = tables["images"].select(["image_id", "width", "height", "latency_s", "gpus", "seed"])
     assert images.to_pylist() == [
@@ -253,13 +257,23 @@ def bad_folder(place: Path) -> Path:
         '{"prompt_id": "p8", "latency_s": 1e400, "gpus": true, "seed": 1.5}',
         "",
         {"seed": 3, "width": 0, "height": 2},
+        {"prompt_id": "p2", "gpus": 2},
     )
     return folder
 
 
 BAD_PROMPTS = [f"p{n}" for n in range(1, 10)]
 KNOWN = "meta.jsonl knows prompt_id, seed, width, height, latency_s, gpus"
-NO_LINE = "no meta.jsonl line for this image (the images table needs its latency_s and gpus)"
+
+
+def pillow_reason(data: bytes) -> str:
+    """Pillow's own words for a file it cannot decode (the message the check passes on)."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+    except OSError as error:
+        return str(error)
+    raise AssertionError("Pillow decoded the file")
 
 
 def test_every_problem_of_the_folder_is_listed_by_file_and_reason(place):
@@ -269,9 +283,11 @@ def test_every_problem_of_the_folder_is_listed_by_file_and_reason(place):
         read_image_folder(folder, BAD_PROMPTS)
 
     outside = place / "outside" / "x.png"
+    cut = pillow_reason((folder / "p6.jpg").read_bytes())
+    assert cut.startswith("image file is truncated")
     assert str(refused.value) == "\n".join(
         [
-            f"images folder {folder} refused (35 problems):",
+            f"images folder {folder} refused (32 problems):",
             "inside.png: is a symbolic link (to p1.png); put the file itself in the folder",
             "inside.png: no prompt inside in this evaluation",
             "meta.jsonl:2: not JSON (Expecting property name enclosed in double quotes, column 20)",
@@ -282,7 +298,6 @@ def test_every_problem_of_the_folder_is_listed_by_file_and_reason(place):
             "meta.jsonl:7: latency_s must be a finite number >= 0, got -1",
             'meta.jsonl:7: seed must be an integer, got "7"',
             f"meta.jsonl:8: unknown keys colour, steps ({KNOWN})",
-            "meta.jsonl:9: gives no latency_s and no gpus (the images table needs both)",
             "meta.jsonl:9: gives width but no height (give both or neither)",
             "meta.jsonl:10: not JSON (key seed given twice)",
             "meta.jsonl:11: prompt_id must be a string, got 5",
@@ -292,26 +307,23 @@ def test_every_problem_of_the_folder_is_listed_by_file_and_reason(place):
             "meta.jsonl:13: seed must be an integer, got 1.5",
             "meta.jsonl:15: no prompt_id",
             "meta.jsonl:15: width must be > 0, got 0",
+            "meta.jsonl:16: gives gpus but no latency_s (give both or neither)",
             "notes.txt: not an image (.png, .jpg, .jpeg, .webp) nor meta.jsonl",
             "p2.*: no image for prompt p2",
-            f"p3.jpg: {NO_LINE}",
             "p3.jpg: one of 2 images for prompt p3 (p3.jpg, p3.png); keep one",
-            f"p3.png: {NO_LINE}",
             "p3.png: one of 2 images for prompt p3 (p3.jpg, p3.png); keep one",
             "p4.png: is empty (0 bytes)",
             "p5.png: unreadable image: not a PNG, JPEG or WebP file",
-            "p6.jpg: unreadable image: truncated JPEG (the file ends before its end-of-image"
-            " marker)",
+            f"p6.jpg: unreadable image: JPEG that does not decode ({cut})",
             "p7.png: is 32x32, meta.jsonl line 6 says 64x64",
             f"p8.png: resolves outside the folder, to {outside}",
             "p9.webp: holds a JPEG image under a .webp name; name it .jpg",
-            f"p9.webp: {NO_LINE}",
             "stray.png: no prompt stray in this evaluation",
             "sub: is a folder (the images lie in the folder itself, not in sub-folders)",
         ]
     )
     assert isinstance(refused.value, BundleError)  # what `qct2i` prints without a traceback
-    assert len(refused.value.problems) == 35
+    assert len(refused.value.problems) == 32
 
 
 def test_a_refused_folder_writes_nothing_into_the_bundle(place):
@@ -325,18 +337,40 @@ def test_a_refused_folder_writes_nothing_into_the_bundle(place):
     assert not (bundle / "images.jsonl").exists()
 
 
-def test_a_folder_without_meta_jsonl_is_refused_with_what_it_must_give(place):
-    folder = good_folder(place)
+def test_a_folder_without_meta_jsonl_is_taken_with_its_cost_unknown(place):
+    """Images drawn elsewhere come without timings (issue 32): guards against refusing the
+    folder, and against storing a guessed latency or GPU count (0 or 1) instead of null."""
+    folder, bundle = good_folder(place), place / "bundle"
     (folder / "meta.jsonl").unlink()
 
-    with pytest.raises(ImageFolderError) as refused:
-        read_image_folder(folder, PROMPTS)
-
-    assert str(refused.value) == (
-        f"images folder {folder} refused (1 problems):\n"
-        "meta.jsonl: missing: the images table needs every image's latency_s and gpus (one line "
-        'per image, e.g. {"prompt_id": "p1", "latency_s": 2.5, "gpus": 1})'
+    assert read_image_folder(folder, PROMPTS) == [
+        FolderImage("p1", folder / "p1.png", 64, 48, None, None, None),
+        FolderImage("p2", folder / "p2.jpg", 32, 32, None, None, None),
+        FolderImage("p3", folder / "p3.webp", 40, 20, None, None, None),
+    ]
+    assert evaluate(folder, bundle) == 3
+    untimed = {"latency_s": None, "gpus": None, "seed": None}
+    assert images_rows(bundle) == [
+        row | untimed | {"image_id": f"mine__{row['prompt_id']}"} for row in EXPECTED_ROWS
+    ]
+    write_bundle(bundle, {"judgments": judged_yes()})
+    images = read_bundle(bundle, TAXONOMY)["images"]
+    assert (
+        images.select(["latency_s", "gpus"]).to_pylist() == [{"latency_s": None, "gpus": None}] * 3
     )
+
+
+def test_an_image_without_its_meta_line_has_its_cost_unknown_and_the_others_keep_theirs(place):
+    folder = good_folder(place)
+    write_meta(folder, {"prompt_id": "p2", "latency_s": 3, "gpus": 2})
+
+    images = read_image_folder(folder, PROMPTS)
+
+    assert [(i.prompt_id, i.latency_s, i.gpus) for i in images] == [
+        ("p1", None, None),
+        ("p2", 3.0, 2),
+        ("p3", None, None),
+    ]
 
 
 def test_a_folder_that_is_not_there_is_refused(place):
@@ -403,3 +437,59 @@ def test_the_images_folder_of_the_model_may_not_lead_out_of_the_bundle(place):
         f"resolves outside the bundle folder, to {place / 'outside'}"
     )
     assert list((place / "outside").iterdir()) == []
+
+
+# -- no link followed from the check to the copy ------------------------------------------------
+
+
+def test_an_image_swapped_for_a_link_after_the_check_is_refused_not_copied(place):
+    """Guards against reopening a checked path through a link: the image checked was p1.png,
+    a link put in its place afterwards (to a file outside) must not be read or copied."""
+    folder, bundle = good_folder(place), place / "bundle"
+    images = read_image_folder(folder, PROMPTS)
+    secret = place / "outside" / "secret.png"
+    secret.write_bytes(image_bytes((64, 48), "PNG", "white"))
+    (folder / "p1.png").unlink()
+    (folder / "p1.png").symlink_to(secret)
+
+    with pytest.raises(BundleError) as refused:
+        add_folder_images(images, "mine", bundle)
+
+    assert [str(problem) for problem in refused.value.problems] == [
+        "p1.png: is a symbolic link now (put there after the folder was listed); refused"
+    ]
+    assert not (bundle / "images" / "mine" / "p1.png").exists()
+    assert not (bundle / "images.jsonl").exists()
+
+
+def test_an_image_changed_after_the_check_is_refused_not_copied(place):
+    """What is copied is what was checked: a file of another size put in its place is refused
+    from the descriptor the copy would read."""
+    folder, bundle = good_folder(place), place / "bundle"
+    images = read_image_folder(folder, PROMPTS)
+    (folder / "p2.jpg").write_bytes(image_bytes((8, 8), "JPEG"))
+
+    with pytest.raises(BundleError) as refused:
+        add_folder_images(images, "mine", bundle)
+
+    assert [str(problem) for problem in refused.value.problems] == [
+        "p2.jpg: changed since the folder was checked: is 8x8 now, was 32x32"
+    ]
+    assert not (bundle / "images.jsonl").exists()
+
+
+def test_a_link_left_at_the_partial_copy_is_not_written_through(place):
+    """Guards against opening `<image>.partial` following a link: a link planted there (to a
+    file outside the bundle) is replaced by the copy, the file it led to is untouched."""
+    folder, bundle = good_folder(place), place / "bundle"
+    victim = place / "outside" / "victim.txt"
+    victim.write_text("keep me")
+    (bundle / "images" / "mine").mkdir(parents=True)
+    (bundle / "images" / "mine" / "p1.png.partial").symlink_to(victim)
+
+    assert evaluate(folder, bundle) == 3
+
+    assert victim.read_text() == "keep me"
+    copied = bundle / "images" / "mine" / "p1.png"
+    assert not copied.is_symlink() and copied.read_bytes() == (folder / "p1.png").read_bytes()
+    assert not (bundle / "images" / "mine" / "p1.png.partial").exists()
