@@ -103,12 +103,14 @@ def test_the_world_has_fourteen_generators_and_marts_with_rows(one_import):
     models = query(warehouse, "select distinct model_id from marts.fct_hcq_leaderboard")
     assert len(models) == 14 and (NEWCOMER,) in models
     assert len(fingerprints) >= 20
-    # one judge, no human ratings, no converted release, no generator evaluated on a subset:
-    # these marts have nothing to show here; every other mart has rows to compare
+    # one judge, no human ratings, no converted release (so no release's own score), no
+    # generator evaluated on a subset: these marts have nothing to show here; every other mart
+    # has rows to compare
     nothing_to_show = {
         "fct_judge_agreement",
         "fct_human_agreement",
         "fct_conversion_report",
+        "fct_release_scores",
         "fct_subset_estimates",
     }
     empty = {mart for mart, f in fingerprints.items() if f["rows"] == 0}
