@@ -57,14 +57,18 @@ from qct2i.dbt_runner import run_dbt
 ATLAS_SELECT = ("capabilities", "+agg_dsg_atlas", "+agg_tag_set_frequencies")
 DERIVED = "derived_text_question"  # the conversion report's class, and the rule of such a question
 FALLBACKS = ("entity_noun_unlisted", "capability_unmapped")
-# Rows of the coverage table: (label, a rule of `map_question`; `cue` for every `cue_<capability>`).
+# Rows of the coverage table: (label, a rule of `map_question`; `cue` for every `cue_<capability>`,
+# `predicate` for every rule of `ingestion.sources.attribution`).
 RULE_ROWS = (
     ("quoted text (`text_rendering`)", "quoted_text"),
     ("existence that counts (`quantification_comparison`)", "existence_count"),
     ("existence, listed noun (its capability)", "entity_noun"),
-    ("cue words (`seeds/oneig_cue_words.csv`)", "cue"),
-    ("the category's capability (Multilingualism)", "category"),
+    ("the predicate (`ingestion/sources/attribution.py`)", "predicate"),
+    ("cue words of the whole question (`seeds/oneig_cue_words.csv`)", "cue"),
 )
+# A default is no attribution: counted apart from the rules' share (docs/attribution.md)
+CATEGORY_DEFAULT = "category"
+OWN_RULES = {row[1] for row in RULE_ROWS} | {DERIVED, CATEGORY_DEFAULT, *FALLBACKS}
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 
 
@@ -257,15 +261,22 @@ def check_coverage(coverage: Mapping[str, Counter], reported: Counter) -> str:
     )
 
 
+def _rule_row(rule: str) -> str:
+    if rule.startswith("cue_"):
+        return "cue"
+    return rule if rule in OWN_RULES else "predicate"
+
+
 def coverage_rows(coverage: Mapping[str, Counter], languages: Sequence[str]) -> list[tuple]:
     """The coverage table's rows: (label, a figure per language). The rule rows and the share
     mapped by a rule are of the release's own (Q_D) questions, the derived ones apart."""
     grouped: dict[str, Counter] = {lang: Counter() for lang in languages}
     for lang in languages:
         for rule, n in coverage[lang].items():
-            grouped[lang]["cue" if rule.startswith("cue_") else rule] += n
+            grouped[lang][_rule_row(rule)] += n
     own = {lang: sum(coverage[lang].values()) - coverage[lang][DERIVED] for lang in languages}
-    mapped = {lang: own[lang] - sum(coverage[lang][f] for f in FALLBACKS) for lang in languages}
+    defaults = (*FALLBACKS, CATEGORY_DEFAULT)
+    mapped = {lang: own[lang] - sum(coverage[lang][f] for f in defaults) for lang in languages}
     rows = [
         ("questions of the release (Q_D)", *(own[lang] for lang in languages)),
         ("derived text questions (text targets)", *(coverage[lang][DERIVED] for lang in languages)),
@@ -277,6 +288,8 @@ def coverage_rows(coverage: Mapping[str, Counter], languages: Sequence[str]) -> 
         (f"fallback: `{rule}` (`{capability}`)", *(coverage[lang][rule] for lang in languages))
         for rule, capability in zip(FALLBACKS, (FALLBACK_ENTITY, FALLBACK_CAPABILITY), strict=True)
     ]
+    category_default = (coverage[lang][CATEGORY_DEFAULT] for lang in languages)
+    rows.append(("default: the category's capability (Multilingualism)", *category_default))
     return rows
 
 

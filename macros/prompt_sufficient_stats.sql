@@ -18,9 +18,11 @@
         `['judge_id', 'model_id']` (every other judge).
 
     Returns a select of the `keys`, `prompt_id`, `concept_id`, `language`, `capability`, the
-    counts `n_questions` (every question), `n_yes`, `n_valid`, `n_valid_yes`, `n_text_images`,
-    `text_distance_utf16`, `text_length_utf16` (0 where that evidence is absent), `score_num`,
-    `score_den`.
+    counts `n_questions` (every question), `n_answered` (a judgment with an answer: the unmasked
+    denominator of METHOD 6, where a missing judgment is out of both totals), `n_missing`
+    (`n_questions - n_answered`: null answers and absent judgment rows alike), `n_yes`,
+    `n_valid`, `n_valid_yes`, `n_text_images`, `text_distance_utf16`, `text_length_utf16` (0
+    where that evidence is absent), `score_num`, `score_den`.
 -#}
 {% macro prompt_sufficient_stats(validity, questions, text_sums, prompts, score_sources, keys) -%}
     with
@@ -31,6 +33,7 @@
             validity.prompt_id,
             questions.capability,
             count(*) as n_questions,
+            count(validity.outcome) as n_answered,
             count(*) filter (where validity.outcome = 1) as n_yes,
             count(*) filter (where validity.is_valid) as n_valid,
             count(*) filter (where validity.is_valid and validity.outcome = 1) as n_valid_yes
@@ -52,6 +55,7 @@
             coalesce(judgment_counts.prompt_id, text_sums.prompt_id) as prompt_id,
             coalesce(judgment_counts.capability, text_sums.capability) as capability,
             coalesce(judgment_counts.n_questions, 0) as n_questions,
+            coalesce(judgment_counts.n_answered, 0) as n_answered,
             coalesce(judgment_counts.n_yes, 0) as n_yes,
             coalesce(judgment_counts.n_valid, 0) as n_valid,
             coalesce(judgment_counts.n_valid_yes, 0) as n_valid_yes,
@@ -75,6 +79,8 @@
         prompts.language,
         combined.capability,
         combined.n_questions,
+        combined.n_answered,
+        combined.n_questions - combined.n_answered as n_missing,
         combined.n_yes,
         combined.n_valid,
         combined.n_valid_yes,

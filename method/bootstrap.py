@@ -100,9 +100,10 @@ def concept_stats(
     `columns` holds equal-length arrays `concept_id`, `model_id`, `language`, `capability`,
     `score_num`, `score_den` (the one encoding of a score's evidence, as
     `int_prompt_sufficient_stats` emits it: valid yes / valid questions, or L - D / L for the
-    capability scored from transcriptions), and for `masked=False` also `n_questions`, `n_yes`:
-    the masking-effect view of METHOD 6 (every question counted, its native outcome, a missing
-    judgment as 0; transcription evidence is not masked, so it stays). Rows of one concept add up
+    capability scored from transcriptions), and for `masked=False` also `n_answered`, `n_yes`:
+    the masking-effect view of METHOD 6 (every answered question counted, its native outcome; a
+    missing judgment is missing evidence, out of both sums, never a 0; transcription evidence is
+    not masked, so it stays). Rows of one concept add up
     (a concept's prompts of one language are summed). Capabilities in
     `transcription_capabilities` are scored by Eq. 3, the others by Eq. 2.
     """
@@ -115,7 +116,7 @@ def concept_stats(
     if not masked:
         text_row = is_text[t_idx]
         num = np.where(text_row, num, np.asarray(columns["n_yes"]))
-        den = np.where(text_row, den, np.asarray(columns["n_questions"]))
+        den = np.where(text_row, den, np.asarray(columns["n_answered"]))
     shape = (len(concepts), len(models), len(languages), len(capabilities))
     flat = np.ravel_multi_index((c_idx, m_idx, l_idx, t_idx), shape)
     size = int(np.prod(shape))
@@ -281,10 +282,11 @@ def percentile_interval(
 
 
 # The columns of int_prompt_sufficient_stats that `stats_from_arrow` reads (`masked=False` also
-# reads the unmasked counts): a dbt model projects them before reading, since at 10x paper scale
-# the whole table is gigabytes of columns nothing here uses (bench/RESULTS.md, "10x").
+# reads the unmasked counts, and `masking_effect` the missing judgments): a dbt model projects
+# them before reading, since at 10x paper scale the whole table is gigabytes of columns nothing
+# here uses (bench/RESULTS.md, "10x").
 STATS_COLUMNS = ("concept_id", "model_id", "language", "capability", "score_num", "score_den")
-UNMASKED_STATS_COLUMNS = (*STATS_COLUMNS, "n_questions", "n_yes")
+UNMASKED_STATS_COLUMNS = (*STATS_COLUMNS, "n_answered", "n_yes", "n_missing")
 
 
 def columns_from_arrow(table) -> dict:
@@ -470,8 +472,31 @@ MASKING_EFFECT_SCHEMA = pa.schema(
         ("rank_shift", pa.int64()),
         ("has_moved", pa.bool_()),
         ("spearman_rho", pa.float64()),
+        ("n_missing_judgments", pa.int64()),
     ]
 )
+
+
+def missing_judgments(
+    stats_table,
+    model_ids: Sequence[str],
+    scopes: Sequence[str],
+    bilingual_languages: Sequence[str],
+) -> np.ndarray:
+    """[M, scopes] the judgments each model lacks (`n_missing` of int_prompt_sufficient_stats:
+    null answers and absent rows alike) over the scope's languages: METHOD 6 reports them beside
+    the totals they stay out of."""
+    cols = columns_from_arrow(stats_table.select(["model_id", "language", "n_missing"]))
+    _, m_idx = encode(cols["model_id"], model_ids)
+    languages, l_idx = encode(cols["language"])
+    missing = np.asarray(cols["n_missing"], dtype=float)
+    out = np.zeros((len(model_ids), len(scopes)), dtype=np.int64)
+    for s, scope in enumerate(scopes):
+        in_scope = bilingual_languages if scope == BILINGUAL else (scope,)
+        rows = np.isin(l_idx, [languages.index(lang) for lang in in_scope if lang in languages])
+        counts = np.bincount(m_idx[rows], weights=missing[rows], minlength=len(model_ids))
+        out[:, s] = np.rint(counts).astype(np.int64)
+    return out
 
 
 def masking_effect(
@@ -483,12 +508,14 @@ def masking_effect(
     """fct_masking_effect (METHOD 6), one row per model x scope: the official (masked) HCQ total
     beside the total with every question counted (`concept_stats(masked=False)`) in points, the
     competition rank under each among the models with both totals, the shift (unmasked -
-    masked), whether it moved, and the scope's Spearman correlation of the two totals (more
-    than two models needed). Inputs as `stats_from_arrow`."""
+    masked), whether it moved, the scope's Spearman correlation of the two totals (more than
+    two models needed), and the model's missing judgments in the scope, which neither total
+    counts (METHOD 6). Inputs as `stats_from_arrow`, the stats with the unmasked columns."""
     inputs = (stats_table, capabilities_table, capability_scores_table)
     masked = stats_from_arrow(*inputs, masked=True, bilingual_languages=bilingual_languages)
     unmasked = stats_from_arrow(*inputs, masked=False, bilingual_languages=bilingual_languages)
     totals_masked, totals_unmasked = point_totals(masked), point_totals(unmasked)
+    n_missing = missing_judgments(stats_table, masked.model_ids, masked.scopes, bilingual_languages)
     rows = []
     for s, scope in enumerate(masked.scopes):
         a, b = totals_masked[:, s], totals_unmasked[:, s]
@@ -510,6 +537,7 @@ def masking_effect(
                     "rank_shift": int(rank_b[m] - rank_a[m]) if both[m] else None,
                     "has_moved": bool(rank_a[m] != rank_b[m]) if both[m] else None,
                     "spearman_rho": rho,
+                    "n_missing_judgments": int(n_missing[m, s]),
                 }
             )
     return pa.Table.from_pylist(rows, schema=MASKING_EFFECT_SCHEMA)

@@ -225,6 +225,8 @@ def _item_tables(rows, category_map, source, dirty, problems) -> tuple[dict, lis
                 "parents": [f"q{p}" for p in kept[pid]],
                 "entity": row.values["keywords"].strip().lower() if is_entity_root else None,
                 "text_target": None,
+                # the release's own label (its category), mapped by seeds/dsg_category_map.csv
+                "capability_source": f"release:{key[0]}/{key[1]}",
             }
         )
     return prompt, questions

@@ -7,19 +7,24 @@ from __future__ import annotations
 
 import csv
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from ingestion.bundle import Problem
 from ingestion.paths import SEEDS_DIR
+from ingestion.sources.attribution import (
+    DEFAULT_CUE_WORDS,
+    LANGUAGES,
+    attribute_en,
+    attribute_zh,
+    capability_source,
+    read_cue_words,
+)
 from ingestion.sources.tiif_questions import DEFAULT_ENTITY_NOUNS as TIIF_ENTITY_NOUNS
 from ingestion.sources.tiif_questions import quoted_strings, word_forms
 
 DEFAULT_CATEGORY_MAP = SEEDS_DIR / "oneig_category_map.csv"
 DEFAULT_ENTITY_NOUNS = SEEDS_DIR / "oneig_entity_nouns.csv"
-DEFAULT_CUE_WORDS = SEEDS_DIR / "oneig_cue_words.csv"
-LANGUAGES = ("en", "zh")
 FALLBACK_ENTITY = "man_made"  # an existence question whose noun no list has (as TIIF's)
 FALLBACK_CAPABILITY = "state"  # a question no rule maps, reported as `capability_unmapped`
 TEXT = "text_rendering"
@@ -158,8 +163,8 @@ def _en_cue(capability: str, text: str, words: list[str], cues: frozenset[str]) 
 # -- Chinese -------------------------------------------------------------------------------------
 
 _ZH_PLACE = (
-    r"(?:这里|那里|这儿|那儿|图中|图片中|图片里|图像中|图像里|画面中|画面里|画中|场景中|"
-    r"照片中|照片里|背景中|背景里)?"
+    r"(?:这里|那里|这儿|那儿|(?:在)?(?:这个|这张|这幅|该|整个)?(?:图|图片|图像|画面|画|场景|照片|背景|画作)"
+    r"(?:中|里|上)?|[^有是在的，,？?]{1,6}?(?:里|中|内))?"
 )
 _ZH_EXISTENCE = (
     re.compile(
@@ -272,18 +277,8 @@ def read_rules(
         if nouns[language].setdefault(noun, capability) != capability:
             reason = f"noun {noun!r} is {nouns[language][noun]} in another list, here {capability}"
             problems.append(Problem(path.name, line, reason))
-    cues: dict[str, dict[str, set[str]]] = {lang: defaultdict(set) for lang in LANGUAGES}
-    for line, row in _seed_rows(cue_words):
-        if row["language"] not in cues or row["capability"] not in CUE_ORDER:
-            reason = f"{row['language']}/{row['capability']} is no cue rule's language/capability"
-            problems.append(Problem(cue_words.name, line, reason))
-            continue
-        known(cue_words, line, row["capability"])
-        cues[row["language"]][row["capability"]].add(row["cue"].lower())
-    frozen = {
-        language: {capability: frozenset(words) for capability, words in by.items()}
-        for language, by in cues.items()
-    }
+    frozen, cue_problems = read_cue_words(capabilities, cue_words)
+    problems += cue_problems
     return QuestionRules(categories, nouns, frozen), problems
 
 
@@ -306,6 +301,10 @@ class Mapped:
     entity: str | None = None  # the noun of an existence question
     text_target: str | None = None
 
+    def source(self, category: str) -> str:
+        """`capability_source` (docs/attribution.md): a fallback says so."""
+        return capability_source(self.rule, category)
+
 
 def map_question(text: str, language: str, category: Category, rules: QuestionRules) -> Mapped:
     """The capability of one question, by the first rule that applies (oneig_release's
@@ -326,6 +325,9 @@ def map_question(text: str, language: str, category: Category, rules: QuestionRu
     existence = _existence(text, language, nouns)
     if existence is not None:
         return existence
+    by_predicate = attribute_en(text, cues) if language == "en" else attribute_zh(text, cues)
+    if by_predicate is not None:
+        return Mapped(by_predicate.capability, by_predicate.rule)
     for capability in CUE_ORDER:
         if has_cue(capability):
             return Mapped(capability, f"cue_{capability}")

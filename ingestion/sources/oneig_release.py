@@ -423,9 +423,11 @@ def _question_row(prompt: _Prompt, question: _Question, rules: QuestionRules, di
     question_id = f"q{question.key}"
     if question.text_target is not None:  # a derived text question
         capability, entity, target = TEXT, None, question.text_target
+        source = "rule:derived_text_question"
     else:
         mapped = map_question(question.text, prompt.language, prompt.category, rules)
         capability, target = mapped.capability, mapped.text_target
+        source = mapped.source(prompt.category.name)
         entity = mapped.entity if not question.parents else None
         label = f"{prompt.prompt_id}/{question_id}"
         if mapped.rule == "entity_noun_unlisted":
@@ -449,6 +451,7 @@ def _question_row(prompt: _Prompt, question: _Question, rules: QuestionRules, di
         "parents": [f"q{parent}" for parent in question.parents],
         "entity": entity,
         "text_target": target,
+        "capability_source": source,
     }
 
 

@@ -13,6 +13,12 @@ from pathlib import Path
 
 from ingestion.bundle import Problem
 from ingestion.paths import SEEDS_DIR
+from ingestion.sources.attribution import (
+    DEFAULT_CUE_WORDS,
+    attribute_en,
+    capability_source,
+    read_cue_words,
+)
 from ingestion.sources.release_common import DirtyRow
 
 DEFAULT_DIMENSION_MAP = SEEDS_DIR / "tiif_dimension_map.csv"
@@ -178,12 +184,14 @@ class DimensionRule:
 class QuestionRules:
     dimensions: dict[str, DimensionRule]
     nouns: dict[str, str]  # entity noun (singular, may be two words) -> capability
+    cues: dict[str, frozenset[str]]  # capability -> English cue words (attribution's)
 
 
 def read_rules(
     capabilities: set[str],
     dimension_map: Path = DEFAULT_DIMENSION_MAP,
     entity_nouns: Path = DEFAULT_ENTITY_NOUNS,
+    cue_words: Path = DEFAULT_CUE_WORDS,
 ) -> tuple[QuestionRules, list[Problem]]:
     """The two seeds, and a problem for every value that is no capability of `capabilities` or
     names a cue no code defines."""
@@ -202,7 +210,8 @@ def read_rules(
         if row["capability"] not in capabilities:
             reason = f"{row['capability']!r} is no capability"
             problems.append(Problem(entity_nouns.name, line, reason))
-    return QuestionRules(dimensions, nouns), problems
+    cues, cue_problems = read_cue_words(capabilities, cue_words)
+    return QuestionRules(dimensions, nouns, cues["en"]), problems + cue_problems
 
 
 def _seed_rows(path: Path) -> list[tuple[int, dict[str, str]]]:
@@ -285,18 +294,38 @@ def _existence(text: str, nouns: dict[str, str]) -> tuple[str | None, str | None
 def _capability(text, compliant, dimension_rule, rules, shape) -> tuple[str, str]:
     """(capability, the rule that gave it), the rules in their stated order."""
     _, entity, listed = shape
-    if compliant == "no":
-        return NEGATED, "negated"
     if entity is not None:
+        if compliant == "no":  # an object a compliant image lacks: an absence
+            return NEGATED, "absence"
+        if _counts(text):
+            return "quantification_comparison", "existence_count"
         if listed:
             return rules.nouns[entity], "entity_noun"
         return FALLBACK_ENTITY, "entity_noun_unlisted"
+    if compliant == "no" and _THERE_IS.match(text):  # "Are there any leaves on the tree?"
+        return NEGATED, "absence"
     if _LOGIC_FORM.match(text):
         return dimension_rule.capability, "logic_form"
-    for cue in dimension_rule.cues:
-        if CUES[cue](text):
-            return cue, f"cue_{cue}"
+    if CUES["text_rendering"](text):
+        return "text_rendering", "quoted_text"
+    by_predicate = attribute_en(_SUFFIX.sub("", text), rules.cues)
+    if by_predicate is not None:
+        return by_predicate.capability, by_predicate.rule
     return dimension_rule.capability, "dimension"
+
+
+_THERE_IS = re.compile(r"^(?:is|are) there\b", re.I)
+_COUNTING = _words_of(
+    "two three four five six seven eight nine ten eleven twelve several multiple many numerous "
+    "few dozen both"
+)
+
+
+def _counts(text: str) -> bool:
+    """An existence question that counts ("Are there three apples in the image?")."""
+    phrase = existence_phrase(text) or ""
+    words = re.findall(r"[a-z0-9]+", phrase.lower())
+    return any(word.isdigit() or word in _COUNTING for word in words[:2])
 
 
 # -- the bundle's prompts and questions -------------------------------------------------------
@@ -364,5 +393,6 @@ def _question_row(concept, prompt_id, at, question: Question, dirty, applied) ->
         "parents": [f"q{parent + 1}" for parent in question.parents],
         "entity": question.entity or None,
         "text_target": question.text_target,
+        "capability_source": capability_source(question.rule, concept.dimension),
         "compliant_answer": question.compliant,
     }

@@ -27,19 +27,19 @@ def reliability_section(reader: Reader) -> Section:
 def masking_table(reader: Reader) -> Table:
     rows = reader.rows(
         "select model_id, language_scope, hcq_masked, hcq_unmasked, rank_masked, rank_unmasked, "
-        "spearman_rho from marts.fct_masking_effect"
+        "spearman_rho, n_missing_judgments from marts.fct_masking_effect"
     )
     scopes = ordered([r["language_scope"] for r in rows], ("en", "zh", "bilingual", "pooled"))
     by_key = {(r["model_id"], r["language_scope"]): r for r in rows}
     headers = ["generator"]
     for scope in scopes:
-        headers += [f"{scope} masked", f"{scope} unmasked", f"{scope} rank"]
+        headers += [f"{scope} masked", f"{scope} unmasked", f"{scope} rank", f"{scope} missing"]
     body = []
     for model in reader.models:
         cells = [reader.name(model)]
         for scope in scopes:
             r = by_key.get((model, scope))
-            cells += _masking_cells(r) if r else ["–", "–", "–"]
+            cells += _masking_cells(r) if r else ["–", "–", "–", "–"]
         if len(cells) > 1:
             body.append(cells)
     rho = {r["language_scope"]: r["spearman_rho"] for r in rows}
@@ -52,14 +52,21 @@ def masking_table(reader: Reader) -> Table:
         how_to_read="HCQ with masking (the method: a question counts only when every "
         "prerequisite was answered yes) and without it (every answered question counts), in "
         "points, and the rank under each (masked → unmasked). ρ = 1 means masking changes no "
-        "generator's place.",
+        "generator's place. Missing: the generator's judgments that are missing (no usable "
+        "answer, or no image): missing evidence, left out of both totals, never counted as a "
+        "no.",
         empty="No rows in marts.fct_masking_effect.",
     )
 
 
 def _masking_cells(r: dict) -> list[str]:
     rank = f"{r['rank_masked']} → {r['rank_unmasked']}"
-    return [points(r["hcq_masked"]), points(r["hcq_unmasked"]), rank]
+    return [
+        points(r["hcq_masked"]),
+        points(r["hcq_unmasked"]),
+        rank,
+        count(r["n_missing_judgments"]),
+    ]
 
 
 def robustness_totals_table(reader: Reader) -> Table:

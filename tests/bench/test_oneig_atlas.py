@@ -3,8 +3,9 @@ the converter's layout (no release data), every figure worked out by hand.
 
 English prompt, 7 questions: q1 "Is there a dog?" (animals) and q2 "Is there a blorp?" (an
 unlisted noun: man_made) are roots; q3 "Is the dog on the blorp?" (spatial) has parents q1, q2;
-q4 "Is the dog brown?" (color) has q1; q5 "Is the dog happy?" (emotion_atmosphere) has q4; q6
-"Are there three birds?" (counts) and q7 "Is the vase elegant?" (no rule: state) are lone roots.
+q4 "Is the dog brown?" (color) has q1; q5 "Is the scene cheerful?" (emotion_atmosphere) has q4;
+q6 "Are there three birds?" (counts) and q7 "Can the vase whistle?" (no rule: state) are lone
+roots.
 Components {q1..q5} (5 tags), {q6}, {q7}; 4 roots; depth 2 (q1 -> q4 -> q5).
 Chinese prompt, 3 questions: q1 有猫吗？ (animals) -> q2 猫是黑色的吗？ (color), and q3 the derived
 question of the text target 欢迎 (a lone root). Components {q1, q2} (2 tags), {q3}; 2 roots;
@@ -65,9 +66,9 @@ QUESTIONS = [
     question("en", "q2", "Is there a blorp?", "man_made", entity="blorp"),
     question("en", "q3", "Is the dog on the blorp?", "spatial", ["q1", "q2"]),
     question("en", "q4", "Is the dog brown?", "color", ["q1"]),
-    question("en", "q5", "Is the dog happy?", "emotion_atmosphere", ["q4"]),
+    question("en", "q5", "Is the scene cheerful?", "emotion_atmosphere", ["q4"]),
     question("en", "q6", "Are there three birds?", "quantification_comparison"),
-    question("en", "q7", "Is the vase elegant?", "state"),
+    question("en", "q7", "Can the vase whistle?", "state"),
     question("zh", "q1", "有猫吗？", "animals", entity="猫"),
     question("zh", "q2", "猫是黑色的吗？", "color", ["q1"]),
     question("zh", "q3", "图中是否有文字“欢迎”？", "text_rendering", target="欢迎"),
@@ -119,13 +120,13 @@ def test_mapping_coverage_names_the_rule_of_each_question(rules):
         "en": Counter(
             entity_noun=1,
             entity_noun_unlisted=1,
-            cue_spatial=1,
-            cue_color=1,
-            cue_emotion_atmosphere=1,
+            predicate_place=1,
+            predicate_color=1,
+            predicate_mood=1,
             existence_count=1,
             capability_unmapped=1,
         ),
-        "zh": Counter(entity_noun=1, cue_color=1, derived_text_question=1),
+        "zh": Counter(entity_noun=1, predicate_color=1, derived_text_question=1),
     }
     assert "as many fallbacks" in check_coverage(coverage, report_counts(REPORT))
     assert coverage_rows(coverage, ("en", "zh")) == [
@@ -134,17 +135,20 @@ def test_mapping_coverage_names_the_rule_of_each_question(rules):
         ("quoted text (`text_rendering`)", 0, 0),
         ("existence that counts (`quantification_comparison`)", 1, 0),
         ("existence, listed noun (its capability)", 1, 1),
-        ("cue words (`seeds/oneig_cue_words.csv`)", 3, 1),
-        ("the category's capability (Multilingualism)", 0, 0),
+        ("the predicate (`ingestion/sources/attribution.py`)", 3, 1),
+        ("cue words of the whole question (`seeds/oneig_cue_words.csv`)", 0, 0),
         ("**mapped by a rule** (share of the release's questions)", "5 (71.4 %)", "2 (100.0 %)"),
         ("fallback: `entity_noun_unlisted` (`man_made`)", 1, 0),
         ("fallback: `capability_unmapped` (`state`)", 1, 0),
+        ("default: the category's capability (Multilingualism)", 0, 0),
     ]
 
 
 def test_a_capability_the_rules_do_not_give_or_a_miscounted_report_stops(rules):
     wrong = [dict(QUESTIONS[3], capability="texture"), *QUESTIONS[4:]]
-    with pytest.raises(ValueError, match="q4: re-mapped color by cue_color, the bank has texture"):
+    with pytest.raises(
+        ValueError, match="q4: re-mapped color by predicate_color, the bank has texture"
+    ):
         mapping_coverage(PROMPTS, wrong, rules)
     coverage = mapping_coverage(PROMPTS, QUESTIONS, rules)
     with pytest.raises(SystemExit, match="capability_unmapped"):

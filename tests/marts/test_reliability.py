@@ -205,12 +205,13 @@ def hcq(scores: dict[str, float | None], groups: dict[str, str]) -> float:
 
 def test_masking_effect_against_question_records(twin_world):
     groups = dict(query(twin_world, "select capability, group_key from seeds.capabilities"))
-    # Unmasked Eq. 2: every question counted, missing = 0; text keeps its transcription score.
+    # Unmasked Eq. 2: every answered question counted, a missing judgment out of both totals
+    # (METHOD 6); text keeps its transcription score.
     unmasked = defaultdict(dict)
     for model, lang, cap, score in query(
         twin_world,
         """
-        select model_id, language, capability, avg(coalesce(outcome, 0))
+        select model_id, language, capability, avg(outcome)
         from marts.fct_question_records where capability <> 'text_rendering' group by all
         union all
         select model_id, language_scope, capability, score_frac from marts.fct_capability_scores

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from method.bootstrap import (
     competition_ranks,
     concept_stats,
     concept_weights,
+    missing_judgments,
     pairwise_intervals,
     point_totals,
     rank_intervals,
@@ -55,7 +57,7 @@ def small_stats(seed=0, n_concepts=30):
     """Random long rows for 3 models x 2 languages over the small taxonomy; cap 't' is text."""
     rng = np.random.default_rng(seed)
     rows = {k: [] for k in ("concept_id", "model_id", "language", "capability")}
-    for k in ("n_valid", "n_valid_yes", "n_questions", "n_yes"):
+    for k in ("n_valid", "n_valid_yes", "n_questions", "n_answered", "n_yes"):
         rows[k] = []
     rows["text_distance_utf16"], rows["text_length_utf16"] = [], []
     rows["score_num"], rows["score_den"] = [], []
@@ -67,7 +69,9 @@ def small_stats(seed=0, n_concepts=30):
                     if rng.random() < 0.4:
                         continue
                     n_q = int(rng.integers(1, 4))
-                    n_v = int(rng.integers(0, n_q + 1))
+                    # some judgments missing (METHOD 6 leaves them out of both totals)
+                    n_a = int(rng.integers(0, n_q + 1))
+                    n_v = int(rng.integers(0, n_a + 1))
                     length = int(rng.integers(0, 9)) if cap == "t" else 0
                     for key, val in (
                         ("concept_id", f"c{c:03d}"),
@@ -75,7 +79,8 @@ def small_stats(seed=0, n_concepts=30):
                         ("language", lang),
                         ("capability", cap),
                         ("n_questions", n_q),
-                        ("n_yes", int(rng.integers(0, n_q + 1))),
+                        ("n_answered", n_a),
+                        ("n_yes", int(rng.integers(0, n_a + 1))),
                         ("n_valid", n_v),
                         ("n_valid_yes", int(rng.integers(0, n_v + 1))),
                         ("text_length_utf16", length),
@@ -117,7 +122,7 @@ def brute_totals(rows, caps, concept_multiset, masked=True):
                         den += w * rows["n_valid"][i]
                     else:
                         num += w * rows["n_yes"][i]
-                        den += w * rows["n_questions"][i]
+                        den += w * rows["n_answered"][i]
                 if den == 0:
                     scores.append(float("nan"))
                 else:
@@ -136,6 +141,20 @@ def test_point_totals_match_brute_force(masked):
     got = point_totals(stats)
     for i, m in enumerate(stats.model_ids):
         np.testing.assert_allclose(got[i], want[m], atol=1e-15, equal_nan=True)
+
+
+def test_missing_judgments_by_hand():
+    """Guards the count METHOD 6 reports beside the totals: per model, the `n_missing` of the
+    scope's languages summed (bilingual = en + zh), a model without a missing judgment 0."""
+    stats = pa.table(
+        {
+            "model_id": ["m1", "m1", "m1", "m2"],
+            "language": ["en", "zh", "en", "zh"],
+            "n_missing": [2, 5, 1, 0],
+        }
+    )
+    got = missing_judgments(stats, ("m1", "m2"), ("en", "zh", "bilingual"), ("en", "zh"))
+    assert got.tolist() == [[3, 5, 8], [0, 0, 0]]
 
 
 def test_bootstrap_draws_equal_explicitly_resampled_worlds():

@@ -105,7 +105,7 @@ QD_FILES = {
                 ("2", "Is the kettle blue?"),
                 ("3", "Is the kettle on the table?"),
                 ("4", "Is there a gizmo?"),  # entity_noun_unlisted
-                ("5", "Is the kettle elegant?"),  # capability_unmapped; no dependency entry
+                ("5", "Can the kettle whistle?"),  # capability_unmapped; no dependency entry
                 ("6", 'Does the sign read "OPEN"?'),
             ),
             _questions([("1", "[3]"), ("3", "[1]"), ("2", "[1]"), ("4", "[0]"), ("6", "[0]")]),

@@ -33,7 +33,8 @@ human_scores as (
     group by model_id, prompt_id
 ),
 
--- An image a judge never answered about has no score from it (not a score of 0).
+-- An image a judge never answered about has no score from it (not a score of 0): neither an
+-- absent image nor one whose every answer is null (METHOD 1: the same missing evidence).
 judged_images as (
     select distinct
         judgments.judge_id,
@@ -44,6 +45,7 @@ judged_images as (
         on
             judgments.model_id = human_scores.model_id
             and judgments.prompt_id = human_scores.prompt_id
+    where judgments.outcome is not null
 ),
 
 judge_scores as (

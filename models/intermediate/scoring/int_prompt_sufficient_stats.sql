@@ -1,8 +1,9 @@
 -- Sufficient statistics per model x prompt x capability, the unit the reliability analyses
--- resample and re-weight: valid counts (Eq. 2), unmasked counts (METHOD 6: every question
--- counted, a missing judgment as 0) and the transcription sums of Eq. 3. Summed over a
--- language's prompts they give `int_capability_evidence`; summed per concept they feed the
--- paired bootstrap (METHOD 11); per prompt they give the n_pt of Eq. 9. `score_num` /
+-- resample and re-weight: valid counts (Eq. 2), unmasked counts (METHOD 6: every answered
+-- question counted; a missing judgment is out of both counts, never a 0, and counted in
+-- `n_missing`) and the transcription sums of Eq. 3. Summed over a language's prompts they give
+-- `int_capability_evidence`; summed per concept they feed the paired bootstrap (METHOD 11);
+-- per prompt they give the n_pt of Eq. 9. `score_num` /
 -- `score_den` are the one encoding of a capability score's evidence (macro `capability_score`):
 -- valid yes / valid (Eq. 2), or L - D / L for the capability scored from transcriptions (Eq. 3).
 -- The join is macro `prompt_sufficient_stats`, which int_judge_prompt_stats shares.

@@ -1,5 +1,6 @@
 -- The effect of dependency masking (METHOD 6) per model x scope, in points: both totals and
--- ranks come from int_masking_effect (`method.bootstrap.masking_effect`).
+-- ranks come from int_masking_effect (`method.bootstrap.masking_effect`), beside the missing
+-- judgments that neither total counts (missing evidence, not a masking effect).
 with
 
 masking_effect as (
@@ -16,7 +17,8 @@ final as (
         rank_unmasked,
         rank_shift,
         has_moved,
-        spearman_rho
+        spearman_rho,
+        n_missing_judgments
     from masking_effect
 )
 

@@ -87,7 +87,8 @@ def test_questions_parents_capabilities_and_text_targets_worked_by_hand(release,
         ("anime-000-en", "q3"): ("color", ["q4"], None, None),
         ("anime-000-en", "q4"): ("man_made", [], "dress", None),
         ("human-000-en", "q1"): ("humans", [], "chef", None),
-        ("human-000-en", "q2"): ("emotion_atmosphere", ["q1"], None, None),  # [1, 1]: once
+        # a person's expression is her state (docs/attribution.md, 2); [1, 1]: once
+        ("human-000-en", "q2"): ("state", ["q1"], None, None),
         ("human-000-en", "q3"): ("interaction", ["q1", "q5"], None, None),  # "five" dropped
         ("human-000-en", "q4"): ("material", ["q5"], None, None),  # 4 and 9 dropped
         ("human-000-en", "q5"): ("man_made", [], "spoon", None),  # the first q5 won
@@ -105,7 +106,7 @@ def test_questions_parents_capabilities_and_text_targets_worked_by_hand(release,
         ("anime-000-zh", "q3"): ("color", [], None, None),
         ("anime-000-zh", "q4"): ("quantification_comparison", [], None, None),  # 两只: counts
         ("human-000-zh", "q1"): ("humans", [], "厨师", None),  # malformed dependency: roots
-        ("human-000-zh", "q2"): ("emotion_atmosphere", [], None, None),
+        ("human-000-zh", "q2"): ("state", [], None, None),
         ("multilingualism-000-zh", "q1"): ("humans", [], "一家人", None),
         ("multilingualism-000-zh", "q2"): ("spatial", ["q1"], None, None),  # 在门上
         ("multilingualism-000-zh", "q3"): ("scientific_cultural_knowledge", [], None, None),
@@ -161,7 +162,7 @@ def test_every_dirty_class_is_reported_with_its_file_line_and_reason(release, tm
         "parent 'five' of question 3 is not a number; dropped"
     )
     assert "noun 'gizmo' is in no noun list" in reasons[("entity_noun_unlisted", obj)]
-    assert "'Is the kettle elegant?'; capability state" in reasons[("capability_unmapped", obj)]
+    assert "'Can the kettle whistle?'; capability state" in reasons[("capability_unmapped", obj)]
     assert reasons[("text_without_prompt", f"{TEXT}/text_content_zh.csv")] == (
         "000: its prompt text differs from OneIG-Bench-ZH.csv:5's; dropped"
     )

@@ -71,7 +71,7 @@ EVALS = {
                 "Is there a gizmo in the image?",
                 "Is the chair green?",
                 "Is the gizmo to the left of the chair?",
-                "Is the photo sharp?",
+                "Can you see a sharp photo?",
             ],
             ["yes"] * 5,
         ),
@@ -237,9 +237,13 @@ def test_prompts_and_questions_of_the_hand_release(release, tmp_path):
         ("tiif-color_2d-0", "q2"): ("color", ["q1"], None),
         ("tiif-negation-0", "q1"): ("man_made", [], "bowl"),
         ("tiif-negation-0", "q2"): ("logical_constraints", [], None),  # must be absent: no parent
-        ("tiif-negation-0", "q3"): ("logical_constraints", ["q1"], None),
+        ("tiif-negation-0", "q3"): (
+            "spatial",
+            ["q1"],
+            None,
+        ),  # answered "no", not an absence: its predicate
         ("tiif-negation-1", "q1"): ("animals", [], "dog"),
-        ("tiif-negation-1", "q2"): ("logical_constraints", ["q1"], None),
+        ("tiif-negation-1", "q2"): ("state", ["q1"], None),  # "asleep": a condition
     }
     for (concept, question_id), (capability, parents, entity) in expected.items():
         for form in ("short", "long"):
@@ -528,5 +532,7 @@ def test_a_quoted_string_is_the_text_target_of_a_text_rendering_question():
     text, two = concept_questions("text", texts, ["yes", "yes"], rules)
     assert (text.capability, text.text_target) == ("text_rendering", "OPEN")
     assert (two.capability, two.text_target) == ("text_rendering", None)  # which one: unknown
-    (design,) = concept_questions("real_world", ["Is the layout balanced?"], ["yes"], rules)
+    (design,) = concept_questions(
+        "real_world", ["Can you tell the layout is balanced?"], ["yes"], rules
+    )
     assert (design.capability, design.rule) == ("scientific_cultural_knowledge", "dimension")

@@ -1,0 +1,675 @@
+"""A question's capability by its core predicate (METHOD 13a, docs/attribution.md): the part of
+the question after its subject, read for the one requirement a compliant answer asserts. The
+converters of TIIF-Bench and OneIG-Bench try their release's own forms first (quoted text,
+existence, TIIF's logic statements) and then this; it never reads the category a release filed
+the prompt under.
+
+The question is split into its subject ("the girl's hair", 少女的头发) and its predicate ("grey",
+是灰色的); the predicate's words are looked up in the cue lists of `seeds/oneig_cue_words.csv`
+in the order of `PREDICATE_ORDER`, so a word of the subject ("Is the red car parked?") never
+decides. Where no cue word fires, the form of the predicate decides (`FORM_DEFAULTS`): an
+adjective of one thing is a condition (`state`), an action on another entity `interaction`, a
+place `spatial`, a whole-image quality `emotion_atmosphere`. Each answer names the rule that
+gave it (`capability_source` = `rule:<name>`); None means the question has no form read here.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingestion.bundle import Problem
+from ingestion.paths import SEEDS_DIR
+
+DEFAULT_CUE_WORDS = SEEDS_DIR / "oneig_cue_words.csv"
+LANGUAGES = ("en", "zh")
+TEXT = "text_rendering"
+COUNT = "quantification_comparison"
+
+# The cue capabilities tried on the predicate, in order (the first that fires wins): rendered
+# text and style name the medium; counts and comparisons, then the relations (an action on
+# another entity before a place: "spiking the ball on the court" is the action), then the
+# attributes, then the whole-image qualities.
+PREDICATE_ORDER = (
+    TEXT,
+    "style",
+    COUNT,
+    "interaction",
+    "spatial",
+    "color",
+    "shape",
+    "material",
+    "texture",
+    "lighting",
+    "temporal_setting",
+    "state",
+    "emotion_atmosphere",
+    "part_whole",
+)
+
+# What the cue seed may name: the predicate's capabilities and `humans` (a kind of person)
+CUE_CAPABILITIES = (*PREDICATE_ORDER, "humans")
+
+
+@dataclass(frozen=True)
+class Attribution:
+    capability: str
+    rule: str  # the rule's name: `capability_source` is `rule:<name>`
+
+
+def _words_of(listed: str) -> frozenset[str]:
+    return frozenset(listed.split())
+
+
+Cues = dict[str, dict[str, frozenset[str]]]  # language -> capability -> cue words
+
+
+def read_cue_words(
+    capabilities: set[str], path: Path = DEFAULT_CUE_WORDS
+) -> tuple[Cues, list[Problem]]:
+    """The cue words per language and capability (lower case), and a problem for every row
+    whose language is not en or zh or whose capability no cue rule tries (`CUE_CAPABILITIES`) or the
+    taxonomy lacks."""
+    cues: dict[str, dict[str, set[str]]] = {language: defaultdict(set) for language in LANGUAGES}
+    problems = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        for row in reader:
+            language, capability = (
+                (row["language"] or "").strip(),
+                (row["capability"] or "").strip(),
+            )
+            if language not in cues or capability not in CUE_CAPABILITIES:
+                reason = f"{language}/{capability} is no cue rule's language/capability"
+                problems.append(Problem(path.name, reader.line_num, reason))
+            elif capability not in capabilities:
+                problems.append(
+                    Problem(path.name, reader.line_num, f"{capability!r} is no capability")
+                )
+            else:
+                cues[language][capability].add((row["cue"] or "").strip().lower())
+    frozen = {
+        lang: {cap: frozenset(words) for cap, words in by.items()} for lang, by in cues.items()
+    }
+    return frozen, problems
+
+
+# The rules that only fall back: their questions count as attributed by default.
+FALLBACK_RULES = {
+    "category": "default:{category}",  # OneIG's category map
+    "dimension": "default:{category}",  # TIIF's dimension map
+    "capability_unmapped": "default:unmapped",
+    "entity_noun_unlisted": "default:entity_noun_unlisted",
+}
+
+
+def capability_source(rule: str, category: str) -> str:
+    """`rule:<name>`, or `default:...` for a fallback rule."""
+    fallback = FALLBACK_RULES.get(rule)
+    return fallback.format(category=category) if fallback else f"rule:{rule}"
+
+
+# -- English ---------------------------------------------------------------------------------------
+
+_EN_DETERMINERS = _words_of(
+    "the a an this that these those his her its their one each every all both some any my our "
+    "your another other"
+)
+# The subject ends before the first of these (or before a word a cue list has, or an -ing/-ed
+# verb): what follows is the predicate.
+_EN_PREPOSITIONS = _words_of(
+    "in on at with without of near next behind under above below beside besides between to from "
+    "by for like inside outside atop against along across around among amid through over onto "
+    "into toward towards underneath beneath within upon"
+)
+_EN_SPATIAL_STARTS = _words_of(
+    "in on at near next behind under above below beside between inside outside atop against "
+    "along across around among amid over onto into underneath beneath within upon positioned "
+    "placed located situated standing sitting lying hanging perched"
+)
+_EN_LINKS = _words_of("is are was were be being been does do did has have had can")
+_EN_SCENE_SUBJECTS = _words_of(
+    "scene image picture photo photograph painting artwork illustration setting environment "
+    "atmosphere mood ambiance ambience overall composition background foreground view landscape "
+    "it this world tone vibe feel feeling layout design composition perspective photos photographs "
+    "images pictures shot frame artwork"
+)
+_EN_PEOPLE = _words_of(
+    "man men woman women girl girls boy boys person people child children kid kids lady ladies "
+    "gentleman character characters he she they individual individuals figure figures baby "
+    "couple family student students worker model athlete player players soldier hero heroine"
+)
+_EN_ACTION_VERBS = _words_of(
+    "hold holding holds carry carrying carries hug hugging embrace embracing ride riding rides "
+    "wear wearing wears worn dressed eat eating eats drink drinking drinks sip sipping feed "
+    "feeding play playing plays touch touching touches look looking looks watch watching "
+    "read reading reads push pushing pull pulling throw throwing catch catching kick kicking "
+    "chase chasing pet petting kiss kissing grab grabbing lift lifting use using uses wield "
+    "wielding swing swinging cut cutting cook cooking pour pouring paint painting draw drawing "
+    "write writing hit hitting shake shaking fight fighting lead leading walk walking follow "
+    "following face facing greet greeting serve serving offer offering handing hand give giving "
+    "drive driving fly flying sail sailing climb climbing sweep sweeping clean cleaning brush "
+    "brushing comb combing point pointing aim aiming shoot shooting spike spiking dribble "
+    "dribbling talk talking speaking interact interacting help helping support supporting "
+    "protect protecting guard guarding attack attacking bite biting tie tying open opening "
+    "adorned accompanied surrounded covered filled decorated topped held"
+)
+_EN_COMPARATIVES = re.compile(
+    r"\b(?:than|more|fewer|less|most|least|same\s+(?:size|height|number|amount|length)|"
+    r"as\s+\w+\s+as|number\s+of|exactly|twice|double|half|\w+est)\b"
+)
+_EN_NOT_SUPERLATIVE = _words_of(
+    "best rest forest chest west interest test nest guest crest vest quest contest honest modest "
+    "harvest manifest dressed pressed blessed request suggest invest protest dust east least most "
+    "breast priest arrest digest"
+)
+_EN_POSSESSIVE = re.compile(
+    r"^(?:does|do|did)\s+(?P<subject>.+?)\s+(?:have|has|possess)\s+(?P<object>.+)$"
+)
+_EN_DOES = re.compile(r"^(?:does|do|did)\s+(?P<rest>.+)$")
+_EN_IS = re.compile(r"^(?:is|are|was|were)\s+(?P<rest>.+)$")
+_EN_BODY_PARTS = _words_of(
+    "hair hairs eye eyes ear ears nose mouth lip lips teeth tooth tongue face faces head heads "
+    "neck shoulder shoulders arm arms hand hands finger fingers nail nails leg legs knee knees "
+    "foot feet toe toes tail tails wing wings horn horns antler antlers paw paws claw claws "
+    "fur feather feathers beak fin fins scale scales mane whisker whiskers skin beard mustache "
+    "moustache eyebrow eyebrows eyelash eyelashes cheek cheeks chin forehead body torso back "
+    "belly chest wheel wheels handle handles roof window windows door doors leaf leaves petal "
+    "petals branch branches trunk stem stems root roots screen keyboard lid lids button buttons "
+    "strap straps sleeve sleeves collar pocket pockets sole heel blade blades engine spout base "
+    "frame legs spine hoof hooves snout trunk shell"
+)
+_EN_WORN_OR_HELD = _words_of(
+    "hat hats cap caps helmet helmets glasses sunglasses goggles mask masks scarf scarves tie "
+    "jacket jackets coat coats shirt shirts dress dresses skirt skirts pants trousers jeans "
+    "shorts shoe shoes boot boots sneakers sandals glove gloves sock socks uniform uniforms "
+    "outfit outfits costume costumes suit suits robe robes cloak cape vest sweater hoodie "
+    "kimono armor armour earring earrings necklace necklaces ring rings bracelet bracelets "
+    "watch crown tiara backpack bag bags purse handbag umbrella sword swords weapon weapons gun "
+    "guns staff wand book books phone cup mug bottle flower flowers bouquet ribbon bow bows "
+    "headband headphones badge tattoo tattoos makeup jewelry jewellery accessory accessories "
+    "collar leash belt apron gown blouse tshirt t-shirt veil hairpin hairband clothing clothes "
+    "attire garment garments"
+)
+
+
+def _en_tokens(text: str) -> list[str]:
+    words = []
+    for word in re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower()):
+        word = word.removesuffix("'s").removesuffix("'").strip("-")
+        if word:
+            words.append(word)
+    return words
+
+
+def _en_cue_words(cues: dict[str, frozenset[str]], capability: str) -> frozenset[str]:
+    return cues.get(capability, frozenset())
+
+
+def _en_has_cue(words: list[str], listed: frozenset[str]) -> bool:
+    joined = f" {' '.join(words)} "
+    for cue in listed:
+        if " " in cue:
+            if f" {cue} " in joined:
+                return True
+        elif cue in words:
+            return True
+    return any("-" in word and any(p in listed for p in word.split("-")) for word in words)
+
+
+_EN_BREAKING_CUES = ("color", "shape", "material", "texture", "lighting", "state")
+_EN_ENDS_ATTRIBUTE = _words_of("and or but color colored colour coloured")
+
+
+def _en_split(words: list[str], cues: dict[str, frozenset[str]]) -> tuple[list[str], list[str]]:
+    """(subject, predicate) of the words after "is/are": the subject is a determiner's noun
+    phrase ("the girl's long hair") up to the first preposition, verb form, link or cue word."""
+    if not words:
+        return [], []
+    cue_words = frozenset().union(
+        *(words for capability, words in cues.items() if capability in _EN_BREAKING_CUES)
+    )
+    at = 0
+    if words[0] in _EN_DETERMINERS or words[0] in ("it", "there", "he", "she", "they"):
+        at = 1
+    start = at
+    while at < len(words):
+        word = words[at]
+        if at > start and (
+            word in _EN_PREPOSITIONS
+            or word in _EN_LINKS
+            or word in _EN_DETERMINERS
+            or word in ("not", "made", "than", "set", "depicted", "shown", "seen")
+            or (word.endswith("ing") and len(word) > 4)
+            or (word.endswith("ed") and len(word) > 4)
+        ):
+            break
+        # an attribute word ends the subject where nothing of a noun phrase follows it ("Are
+        # the chairs blue in color?"), not before its noun ("the big red ball")
+        if (
+            at > start
+            and word in cue_words
+            and (at + 1 >= len(words) or words[at + 1] in _EN_PREPOSITIONS | _EN_ENDS_ATTRIBUTE)
+        ):
+            break
+        at += 1
+    if at >= len(words):  # "Is the sky starry?": the last word is the predicate
+        at = max(len(words) - 1, min(start, len(words) - 1))
+        if at == 0:
+            return [], words
+    return words[:at], words[at:]
+
+
+_EN_DOES_VERBS = _words_of(
+    "look looks appear appears seem seems create creates evoke evokes convey conveys show shows "
+    "feature features depict depicts contain contains include includes exude exudes capture "
+    "captures reflect reflects cast casts give gives add adds emphasize emphasizes suggest "
+    "suggests resemble resembles display displays"
+)
+
+
+def _en_split_does(words: list[str]) -> tuple[list[str], list[str]]:
+    """(subject, predicate) of the words after "does/do": the predicate starts at the verb, the
+    first known verb after the subject's first word, else the word before the first article."""
+    for at in range(1, len(words)):
+        if words[at] in _EN_ACTION_VERBS or words[at] in _EN_DOES_VERBS:
+            return words[:at], words[at:]
+    for at in range(2, len(words)):
+        if words[at] in _EN_OBJECT_STARTS | _EN_PREPOSITIONS:
+            return words[: at - 1], words[at - 1 :]
+    return words[:-1], words[-1:]
+
+
+def attribute_en(text: str, cues: dict[str, frozenset[str]]) -> Attribution | None:
+    """The capability of an English question that is not an existence question, by its
+    predicate; None when the question has neither an "is/are" nor a "does/do" form."""
+    bare = re.sub(r"\s*answer with yes or no\.?\s*$", "", text.strip(), flags=re.I)
+    lowered = bare.lower().rstrip(" ?.!")
+    possession = _EN_POSSESSIVE.match(lowered)
+    if possession:
+        return _en_possession(
+            _en_tokens(possession["subject"]), _en_tokens(possession["object"]), cues
+        )
+    does = _EN_DOES.match(lowered)
+    is_form = _EN_IS.match(lowered)
+    if not does and not is_form:
+        return None
+    rest = _en_tokens((does or is_form)["rest"])
+    subject, predicate = _en_split(rest, cues) if is_form else _en_split_does(rest)
+    if (
+        does
+        and predicate
+        and predicate[0] in ("look", "looks", "appear", "appears", "seem", "seems")
+    ):
+        predicate = predicate[1:]
+    return _en_predicate(subject, predicate, cues, is_form is not None)
+
+
+def _en_possession(subject, owned, cues) -> Attribution:
+    """ "Does the girl have a tail?": a body part or component is part_whole; what is worn or
+    held, interaction; a quality of it ("long hair", "blue eyes"), the quality's capability."""
+    head = owned[-1] if owned else ""
+    modifiers = owned[:-1]
+    for capability in ("style", "lighting", "temporal_setting"):
+        if head in _en_cue_words(cues, capability):
+            return Attribution(capability, f"possession_{capability}")
+    if head in ("feel", "feeling", "mood", "atmosphere", "vibe", "ambiance", "ambience", "tone"):
+        return Attribution("emotion_atmosphere", "possession_mood")
+    for capability in ("color", "shape", "material", "texture", "lighting"):
+        if _en_has_cue(modifiers, _en_cue_words(cues, capability)):
+            return Attribution(capability, f"possession_{capability}")
+    if _en_comparative(owned):
+        return Attribution(COUNT, "possession_count")
+    if head in _EN_BODY_PARTS or head.removesuffix("s") in _EN_BODY_PARTS:
+        if set(modifiers) & _EN_PART_QUALITIES:  # "long hair": the part's condition
+            return Attribution("state", "possession_quality")
+        return Attribution("part_whole", "possession_part")
+    if head in _EN_WORN_OR_HELD or head.removesuffix("s") in _EN_WORN_OR_HELD:
+        return Attribution("interaction", "possession_worn_or_held")
+    if _en_has_cue(owned, _en_cue_words(cues, TEXT)):
+        return Attribution(TEXT, "possession_text")
+    if _en_has_cue(owned, _en_cue_words(cues, "emotion_atmosphere")):
+        return Attribution("state", "possession_expression")
+    return Attribution("part_whole", "possession")
+
+
+_EN_PART_QUALITIES = _words_of(
+    "long short curly straight wavy messy braided tousled spiky thick thin big small large tiny "
+    "sharp closed open bare wet"
+)
+# What only world knowledge can judge (METHOD 13a): customs, festivals, history, landmarks
+_EN_KNOWLEDGE = _words_of(
+    "traditional tradition cultural culture custom customs festival festive historical "
+    "historic history landmark famous iconic ancient heritage ritual ceremonial folk dynasty"
+)
+_ZH_KNOWLEDGE = (
+    "传统",
+    "习俗",
+    "文化",
+    "节日",
+    "民俗",
+    "历史",
+    "古迹",
+    "名胜",
+    "地标",
+    "著名",
+    "朝代",
+    "王朝",
+    "礼仪",
+    "仪式",
+    "非遗",
+    "京剧",
+    "书法",
+    "春节",
+    "中秋",
+    "端午",
+    "元宵",
+    "清明",
+    "重阳",
+    "七夕",
+)
+
+
+def _en_comparative(words: list[str]) -> bool:
+    joined = " ".join(words)
+    match = _EN_COMPARATIVES.search(joined)
+    if not match:
+        return False
+    word = match.group(0)
+    return not (word.endswith("est") and word in _EN_NOT_SUPERLATIVE)
+
+
+# A subject that names an attribute ("Is the lighting soft?", "Is the style anime?") is about it.
+_EN_ATTRIBUTE_SUBJECTS = {
+    "color": "color",
+    "colors": "color",
+    "colour": "color",
+    "hue": "color",
+    "palette": "color",
+    "shape": "shape",
+    "outline": "shape",
+    "silhouette": "shape",
+    "form": "shape",
+    "material": "material",
+    "fabric": "material",
+    "texture": "texture",
+    "surface": "texture",
+    "pattern": "texture",
+    "lighting": "lighting",
+    "light": "lighting",
+    "illumination": "lighting",
+    "shadow": "lighting",
+    "shadows": "lighting",
+    "glow": "lighting",
+    "style": "style",
+    "artstyle": "style",
+    "medium": "style",
+    "rendering": "style",
+    "mood": "emotion_atmosphere",
+    "atmosphere": "emotion_atmosphere",
+    "ambiance": "emotion_atmosphere",
+    "ambience": "emotion_atmosphere",
+    "vibe": "emotion_atmosphere",
+    "expression": "state",
+    "expressions": "state",
+    "pose": "state",
+    "posture": "state",
+    "hairstyle": "state",
+    "season": "temporal_setting",
+    "time": "temporal_setting",
+    "era": "temporal_setting",
+    "text": TEXT,
+    "font": TEXT,
+    "title": TEXT,
+    "caption": TEXT,
+    "lettering": TEXT,
+    "number": COUNT,
+    "count": COUNT,
+    "size": COUNT,
+}
+_EN_OBJECT_STARTS = _words_of("the a an his her its their this that these those some")
+
+
+def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
+    nouns = [word for word in subject if word not in _EN_DETERMINERS]
+    scene = not nouns or nouns[-1] in _EN_SCENE_SUBJECTS
+    person = bool(nouns) and nouns[-1] in _EN_PEOPLE
+    if subject and subject[-1] in _EN_ATTRIBUTE_SUBJECTS:
+        return Attribution(_EN_ATTRIBUTE_SUBJECTS[subject[-1]], "attribute_subject")
+    if person and _en_has_cue(predicate, _en_cue_words(cues, "humans")):
+        return Attribution("humans", "predicate_kind_of_person")
+    if _en_has_cue(predicate, _en_cue_words(cues, TEXT)) or (
+        _en_has_cue(subject, _en_cue_words(cues, TEXT)) and not predicate
+    ):
+        return Attribution(TEXT, "predicate_text")
+    if _en_has_cue(predicate, _en_cue_words(cues, "style")) and (
+        scene or "style" in predicate or "styled" in predicate
+    ):
+        return Attribution("style", "predicate_style")
+    if _en_comparative(predicate) or _en_has_cue(predicate[:2], _COUNT_WORDS):
+        return Attribution(COUNT, "predicate_comparison")
+    first = predicate[0] if predicate else ""
+    verb_object = len(predicate) > 1 and predicate[1] not in _EN_PREPOSITIONS
+    if (
+        (first.endswith("ing") or not is_form)
+        and len(predicate) > 1
+        and predicate[1] in _EN_OBJECT_STARTS
+        and not _en_has_cue(predicate, _en_cue_words(cues, "emotion_atmosphere"))
+    ):
+        return Attribution("interaction", "predicate_action")
+    if not is_form and first in _EN_ACTION_VERBS and verb_object:
+        return Attribution("interaction", "predicate_action")
+    if first in _EN_ACTION_VERBS and (
+        verb_object or first in ("wearing", "holding", "dressed", "wears", "holds")
+    ):
+        return Attribution("interaction", "predicate_action")
+    if (
+        len(predicate) > 2
+        and predicate[1] in ("with", "at", "to", "on")
+        and first
+        in (
+            "looking",
+            "playing",
+            "talking",
+            "interacting",
+            "dressed",
+            "covered",
+            "filled",
+            "decorated",
+            "surrounded",
+            "adorned",
+            "topped",
+            "accompanied",
+        )
+    ):
+        return Attribution("interaction", "predicate_action")
+    if (
+        person
+        and first == "in"
+        and len(predicate) <= 4
+        and (
+            predicate[-1] in _EN_WORN_OR_HELD or predicate[-1].removesuffix("s") in _EN_WORN_OR_HELD
+        )
+        and not _en_has_cue(predicate, _en_cue_words(cues, "temporal_setting"))
+    ):
+        return Attribution("interaction", "predicate_worn")
+    if _en_has_cue(predicate, _en_cue_words(cues, "temporal_setting")) and (
+        scene or first in ("set", "in", "at", "during")
+    ):
+        return Attribution("temporal_setting", "predicate_temporal")
+    placed = first in _EN_SPATIAL_STARTS or (
+        _en_has_cue(predicate, _en_cue_words(cues, "spatial")) and first in _EN_PREPOSITIONS
+    )
+    at_a_time = first in ("in", "at", "during") and _en_has_cue(
+        predicate, _en_cue_words(cues, "temporal_setting")
+    )
+    if placed and not at_a_time:
+        return Attribution("spatial", "predicate_place")
+    if set(predicate) & _EN_KNOWLEDGE:
+        return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
+    if first == "made" or "material" in predicate:
+        return Attribution("material", "predicate_material")
+    for capability in ("color", "shape", "material", "texture", "lighting", "temporal_setting"):
+        if _en_has_cue(predicate, _en_cue_words(cues, capability)):
+            return Attribution(capability, f"predicate_{capability}")
+    if _en_has_cue(predicate, _en_cue_words(cues, "emotion_atmosphere")):
+        if person or not scene:
+            return Attribution("state", "predicate_expression")
+        return Attribution("emotion_atmosphere", "predicate_mood")
+    if _en_has_cue(predicate, _en_cue_words(cues, "state")):
+        return Attribution("state", "predicate_state")
+    if _en_has_cue(predicate, _en_cue_words(cues, "spatial")):
+        return Attribution("spatial", "predicate_place")
+    if _en_has_cue(predicate, _en_cue_words(cues, "interaction")):
+        return Attribution("interaction", "predicate_action")
+    if _en_has_cue(predicate, _en_cue_words(cues, "part_whole")):
+        return Attribution("part_whole", "predicate_part")
+    if first in _EN_ACTION_VERBS:
+        return Attribution("interaction", "predicate_action")
+    if scene:
+        return Attribution("emotion_atmosphere", "scene_quality")
+    return Attribution("state", "condition")
+
+
+_COUNT_WORDS = _words_of(
+    "two three four five six seven eight nine ten eleven twelve several multiple many numerous "
+    "few dozen single pair both"
+)
+
+
+# -- Chinese ---------------------------------------------------------------------------------------
+
+# The subject ends at the first of these (是/在/被/有 ...); the predicate is what follows.
+_ZH_SPLIT = re.compile(
+    r"是否|是不是|是|正在|在|被|有没有|有|看起来|看上去|显得|呈现|呈|充满|带着|穿着|戴着|拿着|手持|身穿|位于"
+)
+_ZH_SCENE = re.compile(
+    r"(?:画面|场景|氛围|气氛|环境|整体|图像|图片|照片|画作|作品|背景|这|它|整个|色调|基调|风景|景色)$"
+)
+_ZH_PEOPLE = re.compile(
+    r"(?:[一二三四五六七八九十\d]|人|色|物|男|女|孩|子|生|员|手|者|们|他|她|儿|娘|士|师|家|客|众|友|主|爷|奶|妈|爸|姐|妹|哥|弟)$"
+)
+_ZH_ACTIONS = _words_of(
+    "拿着 握着 抱着 拥抱 牵着 看着 注视 看向 望着 凝视 骑 穿着 身穿 穿 戴着 "
+    "戴 玩 吃 喝 品尝 弹奏 弹着 推着 扔 踢 挥舞 拉着 举着 提着 背着 扛着 "
+    "捧着 端着 抓着 抚摸 亲吻 喂 追逐 扣杀 投篮 射箭 划船 驾驶 开着 演奏 "
+    "敲打 书写 阅读 使用 操作 递给 指着 指向 挽着 搂着 依偎 遛 扮演 表演 "
+    "击打 咬着 叼着 衔着 骑着 乘坐 携带 佩戴 披着 裹着 系着 手持 手里拿 "
+    "手中拿 握住 拿起 抱起 喝着 吃着 玩着 看书 弹琴 打伞 撑伞 打篮球 踢球 "
+    "打球 跳舞 对视 交谈 牵手 握手"
+)
+_ZH_PLACE = re.compile(
+    r"在[^？?吗呢]*?(?:上|里|中|内|下|旁|前|后|外|之间|边|附近|周围|顶|底|侧|角)"
+)
+_ZH_PLACE_WORDS = _words_of(
+    "左边 右边 左侧 右侧 上方 下方 旁边 前面 前方 后面 后方 背后 身后 中间 "
+    "中央 之间 角落 顶部 底部 上面 下面 附近 周围 远处 近处 背景中 背景里 "
+    "前景 位于 对面 里面 外面 内部 身边 脚下 头顶"
+)
+_ZH_COUNTS = re.compile(
+    r"(?:[0-9]+|[两二三四五六七八九十百几多]+)[个位只名条件对双张把辆座棵朵群片本支头匹块盏颗根扇套幅架艘间栋道]"
+    r"|比.+(?:多|少|大|小|高|矮|长|短|更)|最(?:大|小|高|矮|长|短|多|少)|一样(?:大|高|多)|数量"
+)
+_ZH_BODY_PARTS = _words_of(
+    "头发 发 眼睛 眼 耳朵 耳 鼻子 嘴 嘴唇 牙 舌 脸 头 脖子 肩 手臂 胳膊 "
+    "手 手指 指甲 腿 膝 脚 尾巴 尾 翅膀 翼 角 爪 毛 羽毛 鳞 鬃 胡须 胡子 "
+    "皮肤 眉 睫毛 脸颊 下巴 额头 身体 背 肚子 轮子 车轮 把手 屋顶 窗 门 "
+    "叶子 叶 花瓣 树枝 枝 树干 茎 根 屏幕 盖 按钮 袖 领 口袋 鞋底 刀刃 "
+    "底座 框 蹄 喙 壳 獠牙"
+)
+_ZH_WORN = _words_of(
+    "帽 眼镜 墨镜 面具 口罩 围巾 领带 夹克 外套 大衣 衬衫 连衣裙 裙 裤 "
+    "牛仔裤 短裤 鞋 靴 手套 袜 制服 服装 衣服 衣 装 西装 长袍 袍 斗篷 背心 "
+    "毛衣 卫衣 和服 汉服 旗袍 盔甲 耳环 项链 戒指 手镯 手表 王冠 服饰 饰 "
+    "背包 包 手提包 伞 剑 刀 武器 枪 杖 魔杖 书 手机 杯 瓶 花束 丝带 "
+    "蝴蝶结 发带 耳机 徽章 纹身 妆 首饰 饰品"
+)
+
+
+def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | None:
+    """The capability of a Chinese question that is not an existence question, by its
+    predicate (the words after 是/在/被/有 ...)."""
+    bare = re.sub(r"(?:吗|呢)?[？?。!！]*$", "", text.strip())
+    match = _ZH_SPLIT.search(bare)
+    if match is None:  # no link word: the whole question is a predicate of an unknown subject
+        subject, predicate = "?", bare
+    else:
+        subject, predicate = bare[: match.start()], bare[match.start() :]
+    if not predicate:
+        return None
+
+    def has(capability: str, where: str = predicate) -> bool:
+        return any(cue in where for cue in cues.get(capability, ()))
+
+    scene = subject != "?" and (not subject or bool(_ZH_SCENE.search(subject)))
+    person = bool(subject) and bool(_ZH_PEOPLE.search(subject))
+    for ending, capability in _ZH_ATTRIBUTE_SUBJECTS:
+        if subject.endswith(ending):
+            return Attribution(capability, "attribute_subject")
+    if has(TEXT) or ("字" in predicate and ("写" in predicate or "文字" in predicate)):
+        return Attribution(TEXT, "predicate_text")
+    if has("style") and (scene or "风格" in predicate):
+        return Attribution("style", "predicate_style")
+    if _ZH_COUNTS.search(predicate):
+        return Attribution(COUNT, "predicate_comparison")
+    owned = predicate.removeprefix("是否").removeprefix("有没有").removeprefix("有")
+    if predicate.startswith(("有", "是否有", "有没有")) or (
+        predicate.startswith("是否") and owned.startswith("有")
+    ):
+        return _zh_possession(owned.removeprefix("有"), cues)
+    if any(verb in predicate for verb in _ZH_ACTIONS):
+        return Attribution("interaction", "predicate_action")
+    if _ZH_PLACE.search(predicate) or any(word in predicate for word in _ZH_PLACE_WORDS):
+        return Attribution("spatial", "predicate_place")
+    if any(word in predicate for word in _ZH_KNOWLEDGE):
+        return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
+    for capability in ("color", "shape", "material", "texture", "lighting", "temporal_setting"):
+        if has(capability):
+            return Attribution(capability, f"predicate_{capability}")
+    if has("emotion_atmosphere"):
+        if person or not scene:
+            return Attribution("state", "predicate_expression")
+        return Attribution("emotion_atmosphere", "predicate_mood")
+    if has("state"):
+        return Attribution("state", "predicate_state")
+    if has("part_whole"):
+        return Attribution("part_whole", "predicate_part")
+    if scene:
+        return Attribution("emotion_atmosphere", "scene_quality")
+    return Attribution("state", "condition")
+
+
+_ZH_ATTRIBUTE_SUBJECTS = tuple(
+    (ending, capability)
+    for capability, endings in (
+        ("lighting", "光线 灯光 光照 光影 照明 阴影 影子 光"),
+        ("color", "颜色 色调 色彩 配色 主色调 发色"),
+        ("style", "风格 画风 艺术风格 画面风格"),
+        ("emotion_atmosphere", "氛围 气氛 情调 基调"),
+        ("material", "材质 材料 质地"),
+        ("shape", "形状 外形 轮廓"),
+        ("texture", "纹理 质感 表面 图案"),
+        ("state", "表情 神情 神态 动作 姿势 姿态 发型 造型"),
+        ("temporal_setting", "时间 季节 时代 年代 时节"),
+        (TEXT, "文字 字体 标题 字样"),
+    )
+    for ending in endings.split()
+)
+
+
+def _zh_possession(owned: str, cues) -> Attribution:
+    for capability in ("color", "shape", "material", "texture"):
+        if any(cue in owned for cue in cues.get(capability, ())):
+            return Attribution(capability, f"possession_{capability}")
+    if any(owned.endswith(part) for part in _ZH_BODY_PARTS):
+        if re.search(r"长|短|卷|直|乱|大|小|浓|细|粗", owned[:-1]):
+            return Attribution("state", "possession_quality")
+        return Attribution("part_whole", "possession_part")
+    if any(item in owned for item in _ZH_WORN):
+        return Attribution("interaction", "possession_worn_or_held")
+    if any(cue in owned for cue in cues.get("emotion_atmosphere", ())):
+        return Attribution("state", "possession_expression")
+    return Attribution("part_whole", "possession")
