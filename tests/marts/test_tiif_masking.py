@@ -56,3 +56,27 @@ def test_a_negated_question_is_stored_target_yes_and_masked_by_its_object(wareho
         ("q2", 0, True, 0),
         ("q3", 0, True, 0),
     ]
+
+
+def test_the_release_score_reads_the_converters_sources_and_prompt_ids(warehouse):
+    """Guards against fct_release_scores misreading what the TIIF converter writes (the dimension
+    after `tiif-testmini/` in `source`, the form after the concept id in the prompt id) and
+    against counting the prompt it dropped as failed. gen-b, GPT-4o, TIIF's own share of
+    compliant answers: color+2d short Y N Y N Y and Y N = 4/7; negation short Y Y Y against
+    yes/no/no (1 complies) and N Y against yes/no (none) = 1/5; overall = mean of the two groups'
+    = (20 + 57.14) / 2. Long: color+2d line 2's result is dropped (question_mismatch), so its 5
+    questions are missing and line 0 gives 1/2."""
+    rows = query(
+        warehouse,
+        "select prompt_form, scope, round(release_score, 4), n_missing "
+        "from marts.fct_release_scores where judge_id = 'GPT-4o' and model_id = 'gen-b' "
+        "and scope_level in ('dimension', 'overall') order by prompt_form desc, scope",
+    )
+    assert rows == [
+        ("short", "__all__", 38.5714, 0),
+        ("short", "color+2d", 57.1429, 0),
+        ("short", "negation", 20.0, 0),
+        ("long", "__all__", 35.0, 5),
+        ("long", "color+2d", 50.0, 5),
+        ("long", "negation", 20.0, 0),
+    ]
