@@ -1,10 +1,12 @@
-"""The report's "where each generator fails" section (issue 24) in headless Chromium: its chart
-holds the mart's worst capabilities, and evidence text that looks like markup (a prompt, a
-question, an image path) is shown as text: nothing runs, loads or is embedded.
+"""The report's "where each generator fails" section (issues 24, 32) in headless Chromium: its
+chart holds the mart's worst capabilities and quotes the mart's draw counts, its examples are the
+mart's rows joined to the chart's (each judge's own word and whether it complies), and evidence
+text that looks like markup (a prompt, a question, an image path) is shown as text: nothing runs,
+loads or is embedded.
 
-The hostile text goes into a copy of the hand warehouse's fct_failure_examples rows (the report
-reads that mart; dbt passes the bundle's text through unchanged, so this is what a bundle with
-such text would give, without another build)."""
+The edits go into a copy of the hand warehouse's marts (the report reads them; dbt passes the
+bundle's text through unchanged, so this is what a bundle with such text would give, without
+another build)."""
 
 from __future__ import annotations
 
@@ -22,23 +24,40 @@ HOSTILE = {
     "question_text": '<img src=x onerror="window.pwned = 2">Is it red?',
     "image_path": 'images/m1/"><iframe src="https://example.com/"></iframe>.png',
 }
+EDITED_DRAWS = 1234  # no build's draw count: the chart can only have it from the mart
 
 
-@pytest.fixture
-def hostile_report(hand_published, tmp_path):
-    warehouse = copy_warehouse(hand_published, tmp_path)
+@pytest.fixture(scope="module")
+def edited_report(hand_published, tmp_path_factory):
+    """The hand warehouse with hostile evidence text in every example, every deficit's draw
+    count set to EDITED_DRAWS, and m2's man_made example made a question whose compliant answer
+    is "no" (the judge's stored "no" is then its own "yes"); the report written once."""
+    folder = tmp_path_factory.mktemp("edited-report")
+    warehouse = copy_warehouse(hand_published, folder)
     with duckdb.connect(str(warehouse)) as con:
         con.execute(
             "update marts.fct_failure_examples set prompt_text = ?, question_text = ?, "
             "image_path = ?",
             list(HOSTILE.values()),
         )
-    return warehouse, write_report(warehouse, tmp_path / "report.html")
+        con.execute("update marts.fct_capability_deficits set n_draws = ?", [EDITED_DRAWS])
+        con.execute(
+            "update marts.fct_failure_examples set compliant_answer = 'no', "
+            "judges = [{'judge_id': 'default', 'raw_answer': 'yes', 'complies': false}] "
+            "where model_id = 'm2' and capability = 'man_made'"
+        )
+    return warehouse, write_report(warehouse, folder / "report.html")
 
 
-def test_hostile_evidence_text_is_shown_as_text(hostile_report, chromium, tmp_path):
-    warehouse, report = hostile_report
-    visit = visit_offline(chromium, report, tmp_path / "report.png")
+@pytest.fixture(scope="module")
+def edited_visit(edited_report, chromium):
+    _, report = edited_report
+    return visit_offline(chromium, report, report.with_suffix(".png"))
+
+
+def test_hostile_evidence_text_is_shown_as_text(edited_report, edited_visit):
+    warehouse, _ = edited_report
+    visit = edited_visit
     assert visit.requests == [] and visit.errors == []
     assert visit.active == [], f"evidence became markup: {visit.active}"
     rows = visit.cells["failure-examples"]
@@ -52,7 +71,28 @@ def test_hostile_evidence_text_is_shown_as_text(hostile_report, chromium, tmp_pa
     assert len(rows) == expected > 0
     for row in rows:
         assert row[3:5] == [HOSTILE["prompt_text"], HOSTILE["question_text"]]
-        assert row[6] == HOSTILE["image_path"]
+        assert row[7] == HOSTILE["image_path"]
+
+
+def test_examples_give_each_judges_own_word_in_the_charts_order(edited_visit):
+    """The examples table showed the stored (target-yes) answer, "default: no" where the judge
+    said yes, and filtered the whole mart in Python. By hand (tests/marts/test_failures.py): the
+    chart's rows are m1 Color, m2 Text Rendering, m2 Man-Made; m1's color example is cA-en q2
+    (the judge said no, compliant yes), m2 has no text_rendering example, and m2's man_made
+    example, edited to compliant "no", shows the judge's own "yes"."""
+    shown = [[r[0], r[1], r[2], r[5], r[6]] for r in edited_visit.cells["failure-examples"]]
+    assert shown == [
+        ["m1", "Color", "cA-en", "yes", "default: no (fails)"],
+        ["m2", "Man-Made Objects", "cA-en", "no", "default: yes (fails)"],
+    ]
+
+
+def test_the_chart_quotes_the_marts_draw_count(edited_report):
+    """The chart said "2,000 draws" whatever the build used: its figure is the mart's n_draws."""
+    _, report = edited_report
+    page = report.read_text(encoding="utf-8")
+    assert f"95% interval over {EDITED_DRAWS:,} paired concept-bootstrap draws" in page
+    assert "2,000" not in page.split('id="chart-capability-deficits"')[1].split("</figure>")[0]
 
 
 def test_the_chart_shows_each_generators_worst_capabilities(hand_published, chromium, tmp_path):
@@ -68,3 +108,11 @@ def test_the_chart_shows_each_generators_worst_capabilities(hand_published, chro
         "m2 · Text Rendering: -65.00 [-65.00, -33.33]",
         "m2 · Man-Made Objects: -50.00 [-50.00, -50.00]",
     ]
+    # the shown rows' draw counts differ (color needs concept cA, text rendering cB): a range
+    ((fewest, most),) = query(
+        hand_published,
+        "select min(n_draws), max(n_draws) from marts.fct_capability_deficits "
+        "where language_scope = 'pooled' and deficit < 0 and deficit_rank <= 3",
+    )
+    assert fewest < most
+    assert f"over {fewest:,}–{most:,} paired" in report.read_text(encoding="utf-8")
