@@ -433,13 +433,17 @@ def mark_done(folder: Path) -> None:
 
 
 def result_lines(warehouse: Path, request: Request) -> list[str]:
-    """The generator's rows per scope, with its interval and what its images cost in GPU-s."""
+    """The generator's rows per scope, with its interval, what its images cost in GPU-s (unknown
+    when one came without its latency or GPU count) and why routing leaves it out, if it does."""
     import duckdb
 
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        (gpu_s,) = con.execute(
-            "select sum(latency_s * gpus) from raw.images where model_id = ?", [request.model_id]
+        gpu_s, untimed = con.execute(
+            "select sum(latency_s * gpus), count(*) - count(latency_s * gpus) from raw.images "
+            "where model_id = ?",
+            [request.model_id],
         ).fetchone()
+        excluded = _router_exclusion(con, request.model_id)
         if request.budget is None:
             rows = con.execute(
                 "select l.language_scope, l.hcq_total, l.rank, r.rank_lo, r.rank_hi, "
@@ -468,8 +472,25 @@ def result_lines(warehouse: Path, request: Request) -> list[str]:
                 for scope, total, lo, hi, rank, rlo, rhi, _, _ in rows
             ]
     how = "every prompt" if request.budget is None else f"a {request.strategy} plan"
-    spent = "unknown" if gpu_s is None else f"{gpu_s:,.1f}"
-    return [f"{request.model_id} on {how}: {spent} GPU-s for its images", *table]
+    spent = "unknown" if gpu_s is None or untimed else f"{gpu_s:,.1f}"
+    lines = [f"{request.model_id} on {how}: {spent} GPU-s for its images", *table]
+    if excluded is not None:
+        lines.append(f"no routing rows: {excluded}")
+    return lines
+
+
+def _router_exclusion(con, model_id: str) -> str | None:
+    """Why routing leaves the generator out (marts.fct_router_excluded_generators), or None."""
+    held = con.execute(
+        "select count(*) from information_schema.tables where table_schema = 'marts' "
+        "and table_name = 'fct_router_excluded_generators'"
+    ).fetchone()[0]
+    if not held:  # a warehouse built before the mart was
+        return None
+    row = con.execute(
+        "select reason from marts.fct_router_excluded_generators where model_id = ?", [model_id]
+    ).fetchone()
+    return row[0] if row else None
 
 
 def _points(value) -> str:

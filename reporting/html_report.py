@@ -40,6 +40,7 @@ REPORT_MARTS = (
     "agg_router_frontier",
     "agg_router_summary",
     "fct_router_paired",
+    "fct_router_excluded_generators",
     "fct_masking_effect",
     "fct_aggregation_robustness",
     "fct_capability_deficits",

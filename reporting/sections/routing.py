@@ -27,7 +27,8 @@ def routing_section(reader: Reader) -> Section:
         title="Cost-aware routing",
         intro="Routing each request to one generator by its predicted quality (Q-Profile, METHOD "
         "12): what quality it buys at what GPU cost, against always using one generator."
-        + cost_gpus_note(reader),
+        + cost_gpus_note(reader)
+        + excluded_note(reader),
         items=[
             router_plane_chart(reader),
             router_summary_table(reader),
@@ -52,6 +53,18 @@ def cost_gpus_note(reader: Reader) -> str:
             "generator on one GPU model (qct2i calibrate)."
         )
     return f" Measured costs: {gpus}."
+
+
+def excluded_note(reader: Reader) -> str:
+    """The generators routing leaves out and why (a cost that is unknown cannot be ranked):
+    their quality is in every other section, but in no figure here."""
+    rows = reader.rows(
+        "select model_id, reason from marts.fct_router_excluded_generators order by model_id"
+    )
+    if not rows:
+        return ""
+    listed = "; ".join(f"{reader.name(r['model_id'])} ({r['reason']})" for r in rows)
+    return f" Left out of routing: {listed}."
 
 
 def router_display(reader: Reader, router: str) -> str:

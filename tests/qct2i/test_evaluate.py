@@ -240,22 +240,35 @@ def drawn_elsewhere(small_demo, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def evaluated_images(small_demo, yes_models, no_diffusers, drawn_elsewhere, tmp_path_factory):
-    """(warehouse, stdout): a copy of the small demo after `qct2i evaluate mine --images DIR`,
-    run where `diffusers` refuses to import."""
+def drawn_untimed(drawn_elsewhere, tmp_path_factory) -> Path:
+    """The same images without meta.jsonl: drawn elsewhere, with no latency, GPU count or seed
+    (issue 32)."""
+    folder = tmp_path_factory.mktemp("untimed") / "drawn"
+    folder.mkdir()
+    for image in drawn_elsewhere.glob("*.png"):
+        (folder / image.name).write_bytes(image.read_bytes())
+    return folder
+
+
+@pytest.fixture(scope="module")
+def evaluated_images(small_demo, yes_models, no_diffusers, drawn_untimed, tmp_path_factory):
+    """(warehouse, stdout): a copy of the small demo after `qct2i evaluate mine --images DIR`
+    on a folder without meta.jsonl, run where `diffusers` refuses to import."""
     warehouse = copy_warehouse(small_demo[0], tmp_path_factory.mktemp("images"))
     env = {"QCT2I_TINY_MODELS": str(yes_models), "QCT2I_ML_PROFILE": "cpu"}
     env["PYTHONPATH"] = os.pathsep.join([str(no_diffusers), *sys.path])
-    done = run_cli(["evaluate", "mine", "--images", str(drawn_elsewhere)], warehouse, **env)
+    done = run_cli(["evaluate", "mine", "--images", str(drawn_untimed)], warehouse, **env)
     assert done.returncode == 0, done.stderr[-3000:]
     return warehouse, done.stdout
 
 
-def test_images_drawn_elsewhere_are_evaluated_on_every_prompt(evaluated_images, drawn_elsewhere):
+def test_images_drawn_elsewhere_are_evaluated_on_every_prompt(evaluated_images, drawn_untimed):
+    """Guards against a folder without meta.jsonl being refused, or its generator losing
+    quality rows for want of timings."""
     warehouse, stdout = evaluated_images
     n_prompts = len(_prompt_ids(warehouse))
     assert "gpu/generated_images" not in stdout  # nothing drawn
-    assert f"images: {n_prompts} added from {drawn_elsewhere} (0 already there)" in stdout
+    assert f"images: {n_prompts} added from {drawn_untimed} (0 already there)" in stdout
     rows = query(
         warehouse,
         "select language_scope, evaluation, prompt_coverage_frac from marts.fct_hcq_leaderboard "
@@ -269,10 +282,47 @@ def test_images_drawn_elsewhere_are_evaluated_on_every_prompt(evaluated_images, 
         "and score_source = 'judgment' and score is not null",
     )
     assert scores == [(100.0,)]
-    (gpu_s,) = query(warehouse, "select sum(latency_s * gpus) from raw.images "
-                     "where model_id = 'mine'")[0]  # fmt: skip
-    assert gpu_s == 0.5 * n_prompts
-    assert f"mine on every prompt: {gpu_s:,.1f} GPU-s for its images" in stdout
+
+
+UNTIMED_REASON = (
+    "cost unknown: {n} of {n} images came without latency_s and gpus (drawn elsewhere, no "
+    "timings), and no calibration, bundle or registry figure gives a cost"
+)
+
+
+def test_images_without_timings_have_an_unknown_cost_and_no_routing_rows_and_say_why(
+    evaluated_images,
+):
+    """Guards against an unknown cost stored or printed as 0 (a free generator every router
+    would pick), and against the generator vanishing from routing without a word: stdout, the
+    exclusions mart and the report's routing section give the reason."""
+    warehouse, stdout = evaluated_images
+    n_prompts = len(_prompt_ids(warehouse))
+    timings = query(
+        warehouse,
+        "select count(*), count(latency_s), count(gpus) from raw.images where model_id = 'mine'",
+    )
+    assert timings == [(n_prompts, 0, 0)]
+    reason = UNTIMED_REASON.format(n=n_prompts)
+    lines = stdout.splitlines()
+    assert "mine on every prompt: unknown GPU-s for its images" in lines
+    assert f"no routing rows: {reason}" in lines
+    excluded = query(warehouse, "select * from marts.fct_router_excluded_generators")
+    assert excluded == [("mine", "mine", "unknown", n_prompts, n_prompts, reason)]
+    routed = query(
+        warehouse,
+        "select (select count(*) from marts.fct_router_profiles where model_id = 'mine'), "
+        "(select count(*) from marts.agg_router_summary where router = 'fixed:mine'), "
+        "(select count(*) from marts.fct_router_decisions where model_id = 'mine'), "
+        "(select count(*) from marts.agg_router_frontier where model_id = 'mine'), "
+        "(select count(*) from marts.agg_router_summary where router like 'fixed:%'), "
+        "(select count(distinct model_id) from raw.judgments where model_id <> 'mine')",
+    )
+    *of_mine, n_fixed, n_others = routed[0]
+    assert of_mine == [0, 0, 0, 0]
+    assert n_fixed == n_others > 0  # every other generator is still routed
+    report = (warehouse.parent / "report.html").read_text(encoding="utf-8")
+    assert f"Left out of routing: mine ({reason})." in report
 
 
 MARTS_OF_THE_NEW_GENERATOR = (
@@ -292,11 +342,14 @@ def _rows_of(warehouse: Path, model_id: str) -> dict[str, list[tuple]]:
     }
 
 
-def test_the_dagster_job_gives_the_commands_rows(
+def test_the_dagster_job_with_timings_gives_the_commands_quality_rows_and_routes_it(
     evaluated_images, small_demo, yes_models, drawn_elsewhere, tmp_path, monkeypatch
 ):
-    """`evaluate_generator` on another copy of the same world, with the command's flags as its
-    run config: the same rows of the new generator in the marts as the command's."""
+    """`evaluate_generator` on another copy of the same world, on the same images with their
+    meta.jsonl, the command's flags as its run config: the same quality rows of the new
+    generator as the command's run without timings (no quality mart depends on them; guards
+    against the two front ends, or a missing meta.jsonl, changing a score), and here, with a
+    cost, routing rows the untimed run has none of."""
     from dagster_defs.definitions import defs
 
     warehouse = copy_warehouse(small_demo[0], tmp_path / "job", name="qct2i.duckdb")
@@ -312,6 +365,13 @@ def test_the_dagster_job_gives_the_commands_rows(
     by_command, _ = evaluated_images
     assert _rows_of(warehouse, "mine") == _rows_of(by_command, "mine")
     assert _rows_of(warehouse, "mine")["fct_hcq_leaderboard"]  # not two empty sets
+    routed = query(
+        warehouse,
+        "select (select count(*) from marts.agg_router_summary where router = 'fixed:mine'), "
+        "(select count(*) from marts.fct_router_excluded_generators), "
+        "(select distinct cost_source from marts.fct_router_profiles where model_id = 'mine')",
+    )
+    assert routed == [(1, 0, "measured")]
 
 
 def test_a_folder_with_problems_is_refused_before_anything_is_judged(small_demo, tmp_path):

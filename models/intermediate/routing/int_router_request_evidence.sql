@@ -19,6 +19,12 @@ requests as (
     select * from {{ ref('int_router_requests') }}
 ),
 
+-- a generator of unknown cost is not routed (int_generators.router_exclusion says why)
+excluded as (
+    select model_id from {{ ref('int_generators') }}
+    where router_exclusion is not null
+),
+
 final as (
     select
         prompt_stats.model_id,
@@ -34,6 +40,7 @@ final as (
     from prompt_stats
     inner join requests on prompt_stats.prompt_id = requests.prompt_id
     inner join capabilities on prompt_stats.capability = capabilities.capability
+    where prompt_stats.model_id not in (select excluded.model_id from excluded)
 )
 
 select * from final

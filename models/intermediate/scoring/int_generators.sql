@@ -5,6 +5,11 @@
 -- megapixels; `measured` too, but batch-shared and warm-up-including latencies), else the
 -- bundle's figure (`bundle`), else the registry seed's (`registry`). A calibrated cost keeps
 -- where it was measured (`cost_gpu_model`, `cost_measured_at`: `qct2i calibrate`).
+-- Images drawn elsewhere may come without latency or GPU count (`qct2i evaluate --images` without
+-- meta.jsonl): their cost is unknown, not zero. A mean over only the timed images would be the
+-- cost of a sample nobody chose, so one image without both figures leaves the image cost unknown;
+-- with no other figure the cost is `unknown`, and routing (METHOD 12 ranks generators by cost)
+-- leaves the generator out, saying why (`router_exclusion`; fct_router_excluded_generators).
 with
 
 registry as (
@@ -37,7 +42,11 @@ image_cost as (
     select
         model_id,
         count(*) as n_images,
-        avg(latency_s * gpus / (width_px * height_px / 1e6)) as image_gpu_s_per_mp
+        count_if(latency_s is null or gpus is null)::bigint as n_images_without_cost,
+        case
+            when count_if(latency_s is null or gpus is null) = 0
+                then avg(latency_s * gpus / (width_px * height_px / 1e6))
+        end as image_gpu_s_per_mp
     from images
     group by model_id
 ),
@@ -46,6 +55,7 @@ measured_cost as (
     select
         coalesce(image_cost.model_id, calibrated.model_id) as model_id,
         coalesce(image_cost.n_images, 0) as n_images,
+        coalesce(image_cost.n_images_without_cost, 0) as n_images_without_cost,
         coalesce(
             calibrated.cost_gpu_s_per_mp, image_cost.image_gpu_s_per_mp
         ) as measured_gpu_s_per_mp,
@@ -72,6 +82,7 @@ final as (
         coalesce(bundle_generators.hub_id, registry.hub_repo_id) as hub_repo_id,
         coalesce(bundle_generators.pipeline_class, registry.pipeline_class) as pipeline_class,
         coalesce(measured_cost.n_images, 0) as n_images,
+        coalesce(measured_cost.n_images_without_cost, 0) as n_images_without_cost,
         measured_cost.measured_gpu_s_per_mp,
         coalesce(
             measured_cost.measured_gpu_s_per_mp,
@@ -82,6 +93,7 @@ final as (
             when measured_cost.measured_gpu_s_per_mp is not null then 'measured'
             when bundle_generators.cost_gpu_s_per_mp is not null then 'bundle'
             when registry.cost_gpu_s_per_mp is not null then 'registry'
+            when measured_cost.n_images_without_cost > 0 then 'unknown'
         end as cost_source,
         measured_cost.cost_gpu_model,
         measured_cost.cost_measured_at
@@ -89,6 +101,19 @@ final as (
     left join registry on known_models.model_id = registry.model_id
     left join bundle_generators on known_models.model_id = bundle_generators.model_id
     left join measured_cost on known_models.model_id = measured_cost.model_id
+),
+
+with_exclusion as (
+    select
+        *,
+        case
+            when cost_source = 'unknown'
+                then
+                    'cost unknown: ' || n_images_without_cost || ' of ' || n_images
+                    || ' images came without latency_s and gpus (drawn elsewhere, no timings),'
+                    || ' and no calibration, bundle or registry figure gives a cost'
+        end as router_exclusion
+    from final
 )
 
-select * from final
+select * from with_exclusion

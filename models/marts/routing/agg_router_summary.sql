@@ -30,6 +30,7 @@ cost_gpus as (
         count(distinct generators.cost_gpu_model) > 1 as mixed_cost_gpus
     from generators
     inner join routed_generators on generators.model_id = routed_generators.model_id
+    where generators.router_exclusion is null
 ),
 
 final as (

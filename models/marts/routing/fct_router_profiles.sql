@@ -28,6 +28,8 @@ final as (
         generators.cost_gpu_model
     from capability_scores
     inner join generators on capability_scores.model_id = generators.model_id
+    -- a generator of unknown cost cannot be ranked by cost: fct_router_excluded_generators
+    where generators.router_exclusion is null
 )
 
 select * from final
