@@ -578,6 +578,8 @@ MARTS: dict[str, tuple[str, Callable[[dict], None]]] = {
     # out): judgment-free or not yet held to more than the routes agreeing
     "fct_release_scores": ("leaves out", check_routes_agree),
     "fct_router_excluded_generators": ("leaves out", check_nothing_judged),
+    # questions' labels only (rule vs model attribution)
+    "fct_attribution_agreement": ("leaves out", check_nothing_judged),
 }
 
 
