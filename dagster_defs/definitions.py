@@ -11,7 +11,11 @@ import dagster as dg
 from dagster_dbt import DbtCliResource
 
 from dagster_defs.assets.dbt import build_dbt_assets
-from dagster_defs.assets.evidence import constructed_questions, transcribed_images_asset
+from dagster_defs.assets.evidence import (
+    attributed_questions,
+    constructed_questions,
+    transcribed_images_asset,
+)
 from dagster_defs.assets.generation import generation_assets
 from dagster_defs.assets.ingestion import import_bundle, simulated_bundle
 from dagster_defs.assets.report import report
@@ -49,6 +53,7 @@ def defs() -> dg.Definitions:
             generation.judged_images,
             transcribed_images_asset(generation),
             constructed_questions,
+            attributed_questions,
             report,
         ],
         jobs=[demo_job, import_and_build_job, evaluate_generator_job],

@@ -155,7 +155,8 @@ class TextTranscriberResource(dg.ConfigurableResource):
 
 class QuestionWriterResource(dg.ConfigurableResource):
     """The question writer of METHOD 13: on the cpu profile the tiny text LM through
-    transformers; on gpu `backend` (default vllm) with `model` and its engine settings."""
+    transformers; on gpu `backend` (default vllm) with `model` and its engine settings. The same
+    model attributes questions' capabilities (`load_attributor`, METHOD 13a)."""
 
     profile: str = "cpu"
     backend: str = "vllm"
@@ -191,6 +192,33 @@ class QuestionWriterResource(dg.ConfigurableResource):
             source=self.model,
             tags=tags,
             max_tokens=self.max_tokens,
+            **(engine if self.backend == "vllm" else {}),
+        )
+
+    def load_attributor(self, definitions: dict[str, str]):
+        """The capability attributor (METHOD 13a) on the writer's own model and backend: on the
+        cpu profile the tiny text LM through transformers (scoring each key), on gpu `backend`
+        with `model` (vLLM: decoding constrained to the answer's schema)."""
+        if self.profile == "cpu":
+            folder = Path(self.tiny_dir or default_tiny_dir()) / "text_lm"
+            return create(
+                "attributor",
+                "transformers",
+                source=_tiny(folder, "lm"),
+                definitions=definitions,
+                model_name="tiny-text-lm",
+                device="cpu",
+            )
+        engine = {
+            "tensor_parallel_size": self.tensor_parallel_size,
+            "max_model_len": self.max_model_len,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+        }
+        return create(
+            "attributor",
+            self.backend,
+            source=self.model,
+            definitions=definitions,
             **(engine if self.backend == "vllm" else {}),
         )
 

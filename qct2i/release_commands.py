@@ -50,11 +50,42 @@ def cmd_import_release(args: argparse.Namespace) -> int:
         return 2
 
     def convert(out: Path):
-        return convert_folder(args.format, Path(args.root), out, args.strict)
+        conversion = convert_folder(args.format, Path(args.root), out, args.strict)
+        if args.attribute_with:
+            conversion.notes.append(_attribute(args, out))
+        return conversion
 
     if args.questions_only:
         return _write_question_bank(Path(args.out), convert)
     return _convert_and_import(args, convert)
+
+
+def _attribute(args: argparse.Namespace, bundle: Path) -> str:
+    """The converted bundle's questions attributed by the causal LM --attribute-with names
+    (docs/attribution.md, "By a language model"), loaded from local files only; the summary line."""
+    from ingestion.backends.api.attribution_contract import read_definitions
+    from ingestion.backends.api.registry import create
+    from ingestion.backends.drivers.attribution_runs import (
+        default_attribution_cache,
+        run_attribution,
+    )
+    from ingestion.bundle.load import DEFAULT_TAXONOMY_SEED
+
+    definitions = read_definitions(DEFAULT_TAXONOMY_SEED)
+    source = args.attribute_with
+    name = Path(source).name if Path(source).is_dir() else source
+    offline = {"local_files_only": True} if args.attribution_backend == "transformers" else {}
+    attributor = create(
+        "attributor",
+        args.attribution_backend,
+        source=source,
+        definitions=definitions,
+        model_name=name,
+        **offline,
+    )
+    cache = Path(args.attribution_cache) if args.attribution_cache else default_attribution_cache()
+    stats = run_attribution(attributor, bundle, cache, set(definitions), log=lambda _: None)
+    return stats.summary(attributor.identity.model)
 
 
 def _questions_only_refusal(args: argparse.Namespace, questions_only: frozenset) -> str | None:
@@ -160,6 +191,24 @@ def add_import_release(commands) -> None:
         action="store_true",
         help="write the prompts and questions only, as the GPU path's question bank, into "
         "--out; import nothing (oneig, which has no answers)",
+    )
+    release.add_argument(
+        "--attribute-with",
+        metavar="SOURCE",
+        help="give every question the capability a causal LM attributes (a hub id in the local "
+        "cache or a folder; never downloaded), the rules' label kept as rule_capability "
+        "(docs/attribution.md)",
+    )
+    release.add_argument(
+        "--attribution-backend",
+        choices=("transformers", "vllm"),
+        default="transformers",
+        help="how --attribute-with runs (default transformers; vllm on GPUs)",
+    )
+    release.add_argument(
+        "--attribution-cache",
+        metavar="FILE",
+        help="the answers cache (default: attribution_cache.jsonl beside the warehouse)",
     )
     _add_conversion_options(release)
     release.set_defaults(func=cmd_import_release)

@@ -7,7 +7,10 @@ row per image, the OCR model and revision on every row); truncated or unparseabl
 written as `unavailable` with their reason and counted in the materialisation's metadata. Question
 construction turns every prompt of the bundle without questions into questions (capability tags,
 parents, entities) through the configured writer in batches, validated by the bundle's rules;
-rejected prompts are kept with their reasons (question_rejections.jsonl) and counted.
+rejected prompts are kept with their reasons (question_rejections.jsonl) and counted. Attribution
+(METHOD 13a) gives every question of a bank the capability the writer's model names for it
+(`ingestion.backends.drivers.attribution_runs`: cached by question text and model identity), the
+rules' label kept as `rule_capability`, refused answers counted with their reasons.
 
 The OCR asset shares generation's partitions, so `transcribed_images_asset` builds it from
 `generation.generation_assets()` when the definitions load, not at import.
@@ -26,6 +29,10 @@ from dagster_defs.assets.generation import (
     refused_as_failure,
 )
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
+from ingestion.backends.drivers.attribution_runs import (
+    default_attribution_cache,
+    run_attribution,
+)
 from ingestion.backends.drivers.question_runs import run_question_construction
 from ingestion.backends.drivers.runs import image_rows
 from ingestion.backends.drivers.transcription_runs import run_transcription
@@ -34,6 +41,10 @@ from ingestion.bundle.problems import BundleError
 
 class EvidenceConfig(dg.Config):
     bundle: str | None = None  # default: the GPU bundle (generation.default_gpu_bundle_dir)
+
+
+class AttributionConfig(EvidenceConfig):
+    cache: str | None = None  # default: attribution_cache.jsonl beside the warehouse
 
 
 class TranscriptionConfig(EvidenceConfig):
@@ -114,3 +125,40 @@ def constructed_questions(
         writer, bundle, capabilities, question_writer.batch_size, log=context.log.info
     )
     return dg.MaterializeResult(metadata={"bundle": str(bundle), **stats.metadata()})
+
+
+@dg.asset(
+    key_prefix=["gpu"],
+    group_name="gpu",
+    pool=GPU_POOL,
+    deps=[constructed_questions],
+    description="Every question of the bundle (a question bank) given the capability the "
+    "question writer's model attributes by its core predicate (METHOD 13a), the rules' label "
+    "kept as rule_capability; answers cached by question text and model identity, refused "
+    "answers counted with their reasons (the question keeps its label).",
+)
+def attributed_questions(
+    context: dg.AssetExecutionContext,
+    config: AttributionConfig,
+    question_writer: QuestionWriterResource,
+) -> dg.MaterializeResult:
+    from ingestion.backends.api.attribution_contract import read_definitions
+    from ingestion.bundle.load import DEFAULT_TAXONOMY_SEED
+
+    bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
+    cache = Path(config.cache) if config.cache else default_attribution_cache()
+    definitions = read_definitions(DEFAULT_TAXONOMY_SEED)
+    attributor = question_writer.load_attributor(definitions)
+    stats = run_attribution(
+        attributor, bundle, cache, set(definitions), question_writer.batch_size, context.log.info
+    )
+    identity = attributor.identity
+    return dg.MaterializeResult(
+        metadata={
+            "bundle": str(bundle),
+            "model": identity.model,
+            "revision": identity.revision,
+            "instruction_sha": identity.instruction_sha,
+            **stats.metadata(),
+        }
+    )

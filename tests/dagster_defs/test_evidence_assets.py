@@ -12,7 +12,11 @@ import dagster as dg
 import pytest
 from PIL import Image
 
-from dagster_defs.assets.evidence import constructed_questions, transcribed_images_asset
+from dagster_defs.assets.evidence import (
+    attributed_questions,
+    constructed_questions,
+    transcribed_images_asset,
+)
 from dagster_defs.assets.generation import generation_assets
 from dagster_defs.ml_resources import QuestionWriterResource, TextTranscriberResource
 from ingestion.backends.tiny.models import build_tiny_qwen3_vl
@@ -232,3 +236,40 @@ def test_a_prompt_whose_questions_break_the_rules_is_kept_with_its_reasons(
         assert r["raw_text"] == bad
     assert sum(meta["rejection_reasons"].values()) == 2
     assert len(_jsonl(bundle / "questions.jsonl")) == 1  # only the question held before
+
+
+def test_attribution_gives_each_question_the_tiny_models_key_and_caches_it(
+    tmp_path_factory, tmp_path
+):
+    """Guards against the attribution asset not reaching the writer's model or its cache: on the
+    cpu profile the tiny text LM attributes the bank's question (a taxonomy key, `model:` its
+    name, the rule's label kept), and a second materialisation asks the model nothing."""
+    from ingestion.backends.tiny.models import build_tiny_text_lm
+    from ingestion.bundle import default_capabilities
+
+    tiny = tmp_path_factory.mktemp("attributor")
+    build_tiny_text_lm(tiny / "text_lm")
+    bundle = _prompts_bundle(tmp_path)
+    config = {"bundle": str(bundle), "cache": str(tmp_path / "cache.jsonl")}
+
+    def attribute() -> dict:
+        result = dg.materialize(
+            [attributed_questions],
+            resources={
+                "question_writer": QuestionWriterResource(profile="cpu", tiny_dir=str(tiny))
+            },
+            run_config={"ops": {attributed_questions.op.name: {"config": config}}},
+        )
+        (event,) = result.get_asset_materialization_events()
+        return {k: v.value for k, v in event.materialization.metadata.items()}
+
+    meta = attribute()
+    assert (meta["model"], meta["questions"], meta["asked"], meta["attributed"]) == (
+        "tiny-text-lm", 1, 1, 1,
+    )  # fmt: skip
+    (row,) = _jsonl(bundle / "questions.jsonl")
+    assert row["capability"] in default_capabilities()
+    assert (row["capability_source"], row["rule_capability"]) == ("model:tiny-text-lm", "animals")
+    again = attribute()
+    assert (again["asked"], again["cached"], again["attributed"]) == (0, 1, 1)
+    assert _jsonl(bundle / "questions.jsonl") == [row]

@@ -497,6 +497,28 @@ def check_routes_only(w: dict) -> None:
     ) == [(0,)]
 
 
+def check_router_summary(w: dict) -> None:
+    """Leaves out: a fixed generator's routed quality is its leaderboard total (checked against
+    the raw rows above), the generator lacking images included; and `check_routes_only`."""
+    check_routes_only(w)
+    fixed = query(
+        w["wh"],
+        """
+        select count(*), count(*) filter (
+            where abs(s.en - en.hcq_total) > 1e-9 or abs(s.zh - zh.hcq_total) > 1e-9
+                or abs(s.bilingual - bi.hcq_total) > 1e-9)
+        from marts.agg_router_summary as s
+        inner join marts.fct_hcq_leaderboard as en
+            on s.router = 'fixed:' || en.model_id and en.language_scope = 'en'
+        inner join marts.fct_hcq_leaderboard as zh
+            on s.router = 'fixed:' || zh.model_id and zh.language_scope = 'zh'
+        inner join marts.fct_hcq_leaderboard as bi
+            on s.router = 'fixed:' || bi.model_id and bi.language_scope = 'bilingual'
+        """,
+    )
+    assert fixed == [(len(models_of(w["rows"])), 0)]
+
+
 def check_nothing_judged(w: dict) -> None:
     """Reads no judgment: identical routes are the whole check."""
 
@@ -568,7 +590,7 @@ MARTS: dict[str, tuple[str, Callable[[dict], None]]] = {
     "fct_conversion_report": ("leaves out", check_nothing_judged),
     "fct_router_decisions": ("leaves out", check_routes_only),
     "fct_router_paired": ("leaves out", check_routes_only),
-    "agg_router_summary": ("leaves out", check_routes_only),
+    "agg_router_summary": ("leaves out", check_router_summary),
     "agg_router_frontier": ("leaves out", check_routes_only),
     "fct_coupling": ("leaves out", check_routes_agree),
     "fct_coupling_contrast": ("leaves out", check_routes_agree),

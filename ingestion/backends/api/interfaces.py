@@ -211,3 +211,31 @@ class QuestionWriter(ABC):
     def write_many(self, requests: Sequence[QuestionWriteRequest]) -> list[str]:
         """`write` for each request, in order; an LLM backend overrides it with one batch."""
         return [self.write(request) for request in requests]
+
+
+@dataclass(frozen=True)
+class AttributionRequest:
+    """One question to give a capability (METHOD 13a): its text and language."""
+
+    question_id: str
+    language: str
+    text: str
+
+
+@dataclass(frozen=True)
+class AttributorIdentity:
+    """What makes two attributions different evidence: the model, its revision and the
+    instruction (with the taxonomy's definitions) it is asked with. Part of the cache key."""
+
+    model: str
+    revision: str
+    instruction_sha: str
+
+
+class CapabilityAttributor(ABC):
+    identity: AttributorIdentity  # set by the backend once its model is loaded
+
+    @abstractmethod
+    def attribute_many(self, requests: Sequence[AttributionRequest]) -> list[str]:
+        """The raw answer (JSON `{"capability": "<key>"}`) for each request, in order; validated
+        by `attribution_contract.parse_attribution`."""

@@ -22,6 +22,13 @@ BACKENDS: dict[str, dict[str, str]] = {
         "recorded": "ingestion.backends.models.recorded_writer:RecordedQuestionWriter",
         "vllm": "ingestion.backends.models.vllm_backend:VllmQuestionWriter",
     },
+    "attributor": {
+        "recorded": "ingestion.backends.models.recorded_writer:RecordedCapabilityAttributor",
+        "transformers": (
+            "ingestion.backends.models.transformers_writer:TransformersCapabilityAttributor"
+        ),
+        "vllm": "ingestion.backends.models.vllm_backend:VllmCapabilityAttributor",
+    },
 }
 
 

@@ -1,5 +1,8 @@
 """vLLM backends: the yes/no judge (many images per generate() call, each image's questions sharing
-its prefix, prefix caching on) and the question writer (JSON-schema structured output).
+its prefix, prefix caching on), the question writer (JSON-schema structured output) and the
+capability attributor (METHOD 13a: structured output under the answer's schema, whose `enum` of
+the taxonomy's keys means greedy decoding can name no other; the instruction and definitions are
+one prefix every question shares, which prefix caching computes once).
 
 The judge asks for one greedy token and the logprobs of every single-token spelling of yes and no
 (`logprob_token_ids`, so they count wherever they rank; the top-k only where the vocabulary has
@@ -16,9 +19,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from ingestion.backends.api.attribution_contract import (
+    attribution_prompt,
+    attribution_schema,
+    instruction_sha,
+)
 from ingestion.backends.api.cache import resolve_revision
 from ingestion.backends.api.interfaces import (
     JUDGE_IMAGE_PIXELS,
+    AttributionRequest,
+    AttributorIdentity,
+    CapabilityAttributor,
     ImageQuestions,
     JudgeEngine,
     JudgeIdentity,
@@ -182,5 +193,44 @@ class VllmQuestionWriter(QuestionWriter):
     def write_many(self, requests: Sequence[QuestionWriteRequest]) -> list[str]:
         tokenizer = self.llm.get_tokenizer()
         prompts = [writer_prompt(tokenizer, self.tags, r.text) for r in requests]
+        outputs = self.llm.generate(prompts, self.params, use_tqdm=False)
+        return [output.outputs[0].text for output in outputs]
+
+
+class VllmCapabilityAttributor(CapabilityAttributor):
+    """Each question's capability in one generate() call per batch, greedy, decoding constrained
+    to the answer's schema (`{"capability": <a taxonomy key>}`); the raw text is validated by
+    `attribution_contract.parse_attribution` like any attributor's."""
+
+    def __init__(
+        self,
+        source: str,
+        definitions: dict[str, str],
+        model_name: str | None = None,
+        revision: str | None = None,
+        max_tokens: int = 64,
+        **engine_kwargs,
+    ):
+        from vllm import LLM, SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        self.definitions = dict(definitions)
+        kwargs = {"revision": revision} if revision else {}
+        self.llm = LLM(model=source, enable_prefix_caching=True, **kwargs, **engine_kwargs)
+        schema = json.dumps(attribution_schema(list(self.definitions)))
+        self.params = SamplingParams(
+            max_tokens=max_tokens,
+            temperature=0.0,
+            structured_outputs=StructuredOutputsParams(json=schema),
+        )
+        self.identity = AttributorIdentity(
+            model_name or source,
+            resolve_revision(source, revision),
+            instruction_sha(self.definitions),
+        )
+
+    def attribute_many(self, requests: Sequence[AttributionRequest]) -> list[str]:
+        tokenizer = self.llm.get_tokenizer()
+        prompts = [attribution_prompt(tokenizer, self.definitions, r) for r in requests]
         outputs = self.llm.generate(prompts, self.params, use_tqdm=False)
         return [output.outputs[0].text for output in outputs]
