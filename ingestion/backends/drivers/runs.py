@@ -28,7 +28,10 @@ Image paths stay inside: the judging and transcription runs open each image at `
 so they read images.jsonl through `image_rows`, which refuses (BundleError, file, line and where
 the path leads, in the import's words: `ingestion.bundle.image_paths`) every row whose path
 resolves, symbolic links followed, outside the bundle folder and the named image roots, before
-anything is judged or written; the assets call it before the model is loaded.
+anything is judged or written; the assets call it before the model is loaded. The judge is handed
+the path as the check resolved it (`checked_image_path`) and opens it without following a link
+(`models.images.load_rgb`, O_NOFOLLOW): a link put in an image's place after the check is refused,
+never read.
 Progress: each run reports how far it has got (images drawn, judged, of how many) to a
 `progress` callback (`ingestion.backends.drivers.progress`) as its rows land; `log` gets the
 rest (generation's plan, the rates at the end).
@@ -37,6 +40,7 @@ rest (generation's plan, the rates at the end).
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -263,6 +267,13 @@ def image_rows(bundle: Path, image_roots: Sequence[Path] = ()) -> list[dict]:
     return [row for _, row in numbered]
 
 
+def checked_image_path(bundle: Path, path: str) -> str:
+    """The image's file as `image_rows` checked it: `bundle / path` with its symbolic links
+    resolved. The judge opens it without following a link, so a link allowed by the check (inside
+    the bundle or an image root) is read at its target, and one put there since is refused."""
+    return os.path.realpath(Path(bundle) / path)
+
+
 def images_to_process(
     bundle: Path,
     model_id: str,
@@ -345,7 +356,7 @@ def run_adjudication(
             ImageQuestions(
                 image["prompt_id"],
                 model_id,
-                str(bundle / image["path"]),
+                checked_image_path(bundle, image["path"]),
                 tuple(  # an image whose chunk was cut mid-write: only what it lacks
                     (question_id, text)
                     for question_id, text in questions[image["prompt_id"]]

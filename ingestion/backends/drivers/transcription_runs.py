@@ -22,7 +22,13 @@ from pathlib import Path
 
 from ingestion.backends.api.interfaces import TextTranscriber, Transcription, TranscriptionRequest
 from ingestion.backends.drivers.progress import CountLines, Progress
-from ingestion.backends.drivers.runs import Log, append_rows, images_to_process, read_rows
+from ingestion.backends.drivers.runs import (
+    Log,
+    append_rows,
+    checked_image_path,
+    images_to_process,
+    read_rows,
+)
 
 
 @dataclass
@@ -105,7 +111,8 @@ def run_transcription(
     progress(stats.skipped, stats.planned, "images read")
     start = time.perf_counter()
     for image in pending:
-        request = TranscriptionRequest(image["prompt_id"], model_id, str(bundle / image["path"]))
+        path = checked_image_path(bundle, image["path"])
+        request = TranscriptionRequest(image["prompt_id"], model_id, path)
         result = transcriber.transcribe(request)
         append_rows(rows_file, [transcription_row(result)])
         stats.done += 1

@@ -12,7 +12,9 @@ messages are written out by hand.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -209,7 +211,8 @@ def test_a_bundle_whose_paths_stay_inside_is_judged_and_read_as_before(place):
     stats = run_adjudication(judge, bundle, "lens", log=lambda _: None, chunk_images=2)
     read = run_transcription(reader, bundle, "lens", log=lambda _: None)
 
-    opened = [str(bundle / f) for f in ("images/p1.png", "images/p2.png", "images/missing/p3.png")]
+    # the link is opened at its target, as the check resolved it (the judge follows no link)
+    opened = [str(bundle / f) for f in ("images/p1.png", "images/p1.png", "images/missing/p3.png")]
     assert judge.opened == opened and reader.opened == opened
     assert (stats.done, stats.questions, read.done) == (3, 3, 3)
     assert [r["prompt_id"] for r in read_rows(bundle / "judgments.jsonl")] == ["p1", "p2", "p3"]
@@ -244,3 +247,27 @@ def test_an_image_root_that_is_not_a_folder_is_refused_on_its_own(place):
         Problem("(command line)", None, f'image root "{place}/imgz" is not a folder')
     ]
     assert judge.opened == [] and not (bundle / "judgments.jsonl").exists()
+
+
+def test_the_judge_reads_the_checked_file_and_refuses_a_link_put_in_its_place(place):
+    """Guards against reopening a checked path through a link (issue 32): the run hands the
+    judge the file its check resolved, and `load_rgb` opens it once without following a link,
+    so an image swapped for a link to a file outside after the check is refused, not read."""
+    from PIL import Image
+
+    from ingestion.backends.models.images import load_rgb
+
+    bundle = gpu_bundle(place, ["images/p1.png"])
+    Image.new("RGB", (4, 4), "red").save(bundle / "images" / "p1.png")
+    judge = RecordingJudge()
+    run_adjudication(judge, bundle, "lens", log=lambda _: None)
+    [checked] = judge.opened
+    assert load_rgb(checked).getpixel((0, 0)) == (255, 0, 0)
+
+    Image.new("RGB", (4, 4), "blue").save(place / "elsewhere" / "blue.png")
+    os.unlink(checked)
+    os.symlink(place / "elsewhere" / "blue.png", checked)
+
+    with pytest.raises(OSError) as refused:
+        load_rgb(checked)
+    assert refused.value.errno == errno.ELOOP
