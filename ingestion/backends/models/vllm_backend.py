@@ -215,8 +215,11 @@ class VllmCapabilityAttributor(CapabilityAttributor):
         from vllm.sampling_params import StructuredOutputsParams
 
         self.definitions = dict(definitions)
-        kwargs = {"revision": revision} if revision else {}
-        self.llm = LLM(model=source, enable_prefix_caching=True, **kwargs, **engine_kwargs)
+        # every prompt opens with the same instruction and definitions: computed once
+        engine = {"enable_prefix_caching": True, **engine_kwargs}
+        if revision:
+            engine["revision"] = revision
+        self.llm = LLM(model=source, **engine)
         schema = json.dumps(attribution_schema(list(self.definitions)))
         self.params = SamplingParams(
             max_tokens=max_tokens,
