@@ -439,8 +439,8 @@ def check_judge_agreement(w: dict) -> None:
 
 
 def check_human_agreement(w: dict) -> None:
-    """Leaves out (METHOD 15): only rated images a judge answered about are scored; a missing
-    image has neither ratings nor a score of 0. (Inside a judged image METHOD 15's DSG score
+    """Leaves out (METHOD 15): only rated images a judge answered about are scored; the rated
+    images without an answer are not scored 0. (Inside a judged image METHOD 15's DSG score
     counts a null answer as 0 by the spec's own word.)"""
     rated = {(r["model_id"], r["prompt_id"]) for r in w["rows"]["ratings"]}
     for judge, n_images in query(
@@ -448,7 +448,7 @@ def check_human_agreement(w: dict) -> None:
     ):
         judged = {(m, p) for (m, p, _) in answers(w["rows"], judge)}
         assert n_images == len(rated & judged)
-        assert not any(m == ABSENT_MODEL and p in w["absent"] for m, p in rated)
+    assert any(m == ABSENT_MODEL and p in w["absent"] for m, p in rated)
 
 
 def check_failure_examples(w: dict) -> None:

@@ -3,10 +3,12 @@ no"), written two ways that METHOD 1 says are the same evidence.
 
 The simulator's small world (24 concepts, seed 3, five generators, its own null answers at
 `MISSING_RATE`), plus a second judge `j2` (the official judge's answers with every fifth one
-turned) and two human ratings per image, so that the judge marts have rows too. `ABSENT_MODEL`
-lacks the images of `absent_prompts` (every eleventh prompt, both languages among them):
-- `absent`: those images have no row anywhere (images, judgments of either judge,
-  transcriptions, ratings), as in a release that lacks them;
+turned) and two human ratings per image drawn, so that the judge marts have rows too.
+`ABSENT_MODEL` lacks the judged evidence of `absent_prompts` (every eleventh prompt, both
+languages among them):
+- `absent`: no row in images, judgments of either judge or transcriptions, as in a release that
+  lacks the images; only the human ratings remain (raters saw an image the judges said nothing
+  about);
 - `null`: the same, except that both judges' judgment rows are there with a null answer (the
   judge gave no usable answer).
 """
@@ -90,7 +92,9 @@ def write_routes(root: Path) -> tuple[dict[str, Path], set[str]]:
         else rows
         for name, rows in tables.items()
     }
-    kept["ratings"] = ratings_of(kept["images"])
+    # every image drawn is rated, the missing ones too (raters saw an image the judges gave no
+    # answer about): METHOD 15 must not score those as 0
+    kept["ratings"] = ratings_of(tables["images"])
     bundles = {}
     for route in ROUTES:
         route_judgments = [r for r in judgments if not is_absent(r)]
