@@ -2,11 +2,12 @@
 has written it with the rules' labels: each question of questions.jsonl is given the capability
 the model names, its rule's label kept beside it.
 
-A question the model attributes gets `capability` = the model's key, `capability_source` =
-`model:<model>` and `rule_capability` = the label it had (the rules', a default's or the
-release's; kept from the first attribution when a bundle is attributed again). A question whose
-answer fails (`attribution_contract.parse_attribution`: malformed, not the schema, a key the
-taxonomy lacks) keeps its row unchanged; the failure and its reason go to
+A question with a text target is not asked: it is `text_rendering` by its target, the evidence
+Eq. 3 scores, whatever its wording. A question the model attributes gets `capability` = the
+model's key, `capability_source` = `model:<model>` and `rule_capability` = the label it had (the
+rules', a default's or the release's; kept from the first attribution when a bundle is attributed
+again). A question whose answer fails (`attribution_contract.parse_attribution`: malformed, not
+the schema, a key the taxonomy lacks) keeps its row unchanged; the failure and its reason go to
 attribution_failures.jsonl beside it and into the run's counts, never a guessed label.
 
 Cache: every answer, failures included (decoding is greedy, so the same model asked the same
@@ -50,6 +51,7 @@ class AttributionStats:
     attributed: int = 0  # questions now labelled by the model
     changed: int = 0  # of those, a label other than the rule's
     failed: int = 0  # answers refused: the question keeps its label
+    text_targets: int = 0  # questions with a text target: text_rendering by it, not asked
     reasons: dict[str, int] = field(default_factory=dict)  # failure reason -> questions
 
     def metadata(self) -> dict:
@@ -60,6 +62,7 @@ class AttributionStats:
             "attributed": self.attributed,
             "changed": self.changed,
             "failed": self.failed,
+            "text_targets": self.text_targets,
             "failure_reasons": dict(self.reasons),
         }
 
@@ -67,7 +70,8 @@ class AttributionStats:
         return (
             f"attributed by {model}: {self.attributed} of {self.questions} questions "
             f"({self.changed} changed from the rules' label), {self.failed} refused answers kept "
-            f"their label; {self.cached} answers from the cache, {self.asked} asked"
+            f"their label, {self.text_targets} with a text target kept theirs; "
+            f"{self.cached} answers from the cache, {self.asked} asked"
         )
 
 
@@ -97,13 +101,17 @@ def run_attribution(
     rows = _question_rows(bundle)
     prompts = read_rows(bundle / "prompts.jsonl")
     languages = {p["prompt_id"]: p.get("language", "en") for p in prompts}
+    # a question with a text target is text_rendering by its target (Eq. 3's evidence): kept
+    asked_rows = [i for i, row in enumerate(rows) if row.get("text_target") is None]
     requests = [
-        AttributionRequest(row["question_id"], languages.get(row["prompt_id"], "en"), row["text"])
-        for row in rows
+        AttributionRequest(
+            rows[i]["question_id"], languages.get(rows[i]["prompt_id"], "en"), rows[i]["text"]
+        )
+        for i in asked_rows
     ]
     keyed = [attribution_key(request, attributor) for request in requests]
     answers = {entry["key"]: entry["raw_text"] for entry in read_rows(cache)}
-    stats = AttributionStats(questions=len(rows))
+    stats = AttributionStats(questions=len(rows), text_targets=len(rows) - len(asked_rows))
     stats.cached = sum(key in answers for key in keyed)
     # one model call per distinct question: a bundle asks the same text in many prompts
     unanswered = zip(keyed, requests, strict=True)
@@ -118,7 +126,8 @@ def run_attribution(
         append_rows(cache, entries)
         answers.update((entry["key"], entry["raw_text"]) for entry in entries)
         log(f"attribution: {stats.asked} of {len(pending)} questions asked")
-    results = [parse_attribution(answers[key], keys) for key in keyed]
+    parsed = zip(asked_rows, keyed, strict=True)
+    results = {i: parse_attribution(answers[key], keys) for i, key in parsed}
     _rewrite(bundle, rows, results, attributor.identity.model, stats)
     return stats
 
@@ -144,12 +153,19 @@ def _cache_entry(key: str, request: AttributionRequest, raw: str, attributor) ->
     }
 
 
-def _rewrite(bundle: Path, rows: list[dict], results: list[Attribution], model: str, stats) -> None:
+def _rewrite(
+    bundle: Path, rows: list[dict], results: dict[int, Attribution], model: str, stats
+) -> None:
     """questions.jsonl with the model's labels (atomically: a crash leaves the old file whole)
-    and the refused answers in attribution_failures.jsonl."""
+    and the refused answers in attribution_failures.jsonl. `results`: by row index; a row
+    without one (a text target's) is kept as it is."""
     failures, reasons = [], Counter()
     relabelled = []
-    for row, result in zip(rows, results, strict=True):
+    for i, row in enumerate(rows):
+        result = results.get(i)
+        if result is None:
+            relabelled.append(row)
+            continue
         if result.capability is None:
             failures.append(
                 {

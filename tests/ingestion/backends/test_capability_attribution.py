@@ -158,7 +158,8 @@ def test_the_definitions_are_the_seed_scopes_and_part_of_the_identity(tmp_path):
 
 
 def _hand_bundle(folder: Path) -> Path:
-    """Three prompts (en, zh), five questions; "Is there a cat?" asked in two prompts."""
+    """Three prompts (en, zh), six questions; "Is there a cat?" asked in two prompts; one with a
+    text target."""
     prompts = [
         {"prompt_id": p, "concept_id": p[:2], "language": lang, "source": "t", "text": "x"}
         for p, lang in (("c1-en", "en"), ("c2-en", "en"), ("c1-zh", "zh"))
@@ -169,12 +170,13 @@ def _hand_bundle(folder: Path) -> Path:
         ("c2-en", "q1", "Is there a cat?", "animals", "rule:entity_noun"),
         ("c2-en", "q2", "Is the cat asleep?", "state", "rule:condition"),
         ("c1-zh", "q1", "有猫吗？", "scientific_cultural_knowledge", "default:multilingualism"),
+        ("c1-zh", "q2", "招牌上写着“开”吗？", "text_rendering", "rule:quoted_text"),
     ]
     folder.mkdir()
     (folder / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts))
     rows = [
         {"prompt_id": p, "question_id": q, "text": t, "capability": c, "parents": [],
-         "capability_source": s}
+         "capability_source": s, "text_target": "开" if c == "text_rendering" else None}
         for p, q, t, c, s in questions
     ]  # fmt: skip
     (folder / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -191,9 +193,10 @@ RECORDED = {
 
 def test_the_driver_relabels_keeps_the_rule_and_refuses_without_guessing(tmp_path):
     """Guards against a refused answer becoming a label, a rule label lost or overwritten by a
-    second run, and a cache that asks again: the model's key with `model:<id>` and the former
-    label beside it; refused answers keep their row and are listed with the reason; the same
-    text in two prompts is asked once; a rerun asks nothing; other definitions ask again."""
+    second run, a text target's question relabelled, and a cache that asks again: the model's
+    key with `model:<id>` and the former label beside it; refused answers keep their row and are
+    listed with the reason; the same text in two prompts is asked once; a question with a text
+    target is not asked; a rerun asks nothing; other definitions ask again."""
     bundle = _hand_bundle(tmp_path / "bundle")
     before = _jsonl(bundle / "questions.jsonl")
     cache = tmp_path / "cache" / "answers.jsonl"
@@ -209,6 +212,7 @@ def test_the_driver_relabels_keeps_the_rule_and_refuses_without_guessing(tmp_pat
         ("animals", "model:rec", "animals"),
         ("state", "rule:condition", None),
         ("scientific_cultural_knowledge", "default:multilingualism", None),
+        ("text_rendering", "rule:quoted_text", None),  # its text target decides: not asked
     ]
     assert [{k: r[k] for k in ("text", "parents")} for r in rows] == [
         {k: r[k] for k in ("text", "parents")} for r in before
@@ -221,6 +225,7 @@ def test_the_driver_relabels_keeps_the_rule_and_refuses_without_guessing(tmp_pat
     assert "unknown capability 'vibes'" in failures[0]["reason"]
     assert failures[1]["reason"].startswith("malformed JSON")
     assert (stats.attributed, stats.changed, stats.failed, stats.asked) == (3, 1, 2, 4)
+    assert stats.text_targets == 1
     read_questions_file(bundle / "questions.jsonl", KEYS)  # the bundle's own rules hold
 
     again = RecordedCapabilityAttributor({}, model="rec")  # any question asked would KeyError
