@@ -519,6 +519,19 @@ def check_router_summary(w: dict) -> None:
     assert fixed == [(len(models_of(w["rows"])), 0)]
 
 
+def check_release_scores(w: dict) -> None:
+    """Reports missing (`n_missing`, out of both of a release's totals): this world has no
+    release-sourced prompt, so the mart is empty here and the routes agreeing is all that is
+    checked; tests/marts/test_release_scores.py holds a null answer and an absent image to it."""
+    assert query(w["wh"], "select count(*) from marts.fct_release_scores") == [(0,)]
+    (column,) = query(
+        w["wh"],
+        "select count(*) from information_schema.columns where table_schema = 'marts' "
+        "and table_name = 'fct_release_scores' and column_name = 'n_missing'",
+    )
+    assert column == (1,)
+
+
 def check_nothing_judged(w: dict) -> None:
     """Reads no judgment: identical routes are the whole check."""
 
@@ -596,9 +609,7 @@ MARTS: dict[str, tuple[str, Callable[[dict], None]]] = {
     "fct_coupling_contrast": ("leaves out", check_routes_agree),
     "fct_aggregation_robustness": ("leaves out", check_aggregation_robustness),
     "agg_subset_validation": ("leaves out", check_routes_agree),
-    # marts other sessions add under issue 32 (a release's own score; generators routing leaves
-    # out): judgment-free or not yet held to more than the routes agreeing
-    "fct_release_scores": ("leaves out", check_routes_agree),
+    "fct_release_scores": ("reports missing", check_release_scores),
     "fct_router_excluded_generators": ("leaves out", check_nothing_judged),
     # questions' labels only (rule vs model attribution)
     "fct_attribution_agreement": ("leaves out", check_nothing_judged),
