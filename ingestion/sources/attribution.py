@@ -112,6 +112,111 @@ def capability_source(rule: str, category: str) -> str:
     return fallback.format(category=category) if fallback else f"rule:{rule}"
 
 
+# -- existence: what kind of thing is said to be there -------------------------------------------
+
+WORDNET_NOUNS = Path(__file__).with_name("lexicons") / "wordnet_nouns.tsv"
+_EN_NEGATION = _words_of("no not nothing none nobody without never empty free")
+_EN_TEXT_THINGS = _words_of(
+    "text texts writing words word letters lettering caption captions inscription slogan title "
+    "headline font typography logo label labels handwriting signature number numbers digits"
+)
+_EN_LIGHT_THINGS = _words_of(
+    "shadow shadows glow glows light lights reflection reflections sunlight moonlight sunbeam "
+    "sunbeams beam beams highlight highlights halo sparkle sparkles lighting illumination rays"
+)
+_ZH_NEGATION = re.compile(
+    r"(?<!有)没有|(?<!有)没(?!有)|空无|空荡|(?<!天)空的|(?<!天)空着|无人|无一|不含"
+)
+_ZH_TEXT_THINGS = ("文字", "字样", "字母", "标语", "标题", "题字", "签名", "数字", "字")
+_ZH_LIGHT_THINGS = (
+    "影子",
+    "阴影",
+    "光晕",
+    "光芒",
+    "光线",
+    "灯光",
+    "阳光",
+    "月光",
+    "倒影",
+    "反光",
+    "光",
+)
+# A capitalised word past the first, not in capitals throughout ("ID"), names a particular
+# person, place or work: only world knowledge can judge it (docs/attribution.md, 1 and 8)
+_PROPER_NAME = re.compile(
+    r"(?<=[\s(])(?!I\b)(?:[A-Z][a-z]+(?:\s+(?:of\s+|de\s+)?[A-Z][a-z]+)+|(?<=the\s)[A-Z][a-z]+)"
+)
+_NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ese|ish|ch|i)$")
+
+
+def proper_name(text: str) -> bool:
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"|“[^”]*”", "", text).split(" Answer with")[0]
+    return any(
+        not all(_NATIONALITY.match(word) for word in name.group(0).split() if word[0].isupper())
+        for name in _PROPER_NAME.finditer(unquoted)
+    )
+
+
+def existence_kind(text: str, head: str, phrase: str, language: str) -> Attribution | None:
+    """The capability of an existence question whose thing is not an entity of its own: an
+    absence, a part, text, light or a named thing (docs/attribution.md, 1 and 7); None when it
+    is an entity (the noun lists decide)."""
+    if language == "en":
+        words = phrase.lower().split()
+        if set(words[:2]) & _EN_NEGATION:
+            return Attribution("logical_constraints", "existence_absence")
+        if _EN_WORN_FORM.search(text.lower()):  # "Is there a jacket that the girl is wearing?"
+            return Attribution("interaction", "existence_worn_or_held")
+        if head in ("background", "foreground") or _EN_FRAME_POSITION.search(text.lower()):
+            return Attribution("spatial", "existence_placed")
+        if head in _EN_BODY_PARTS or head.removesuffix("s") in _EN_BODY_PARTS:
+            return Attribution("part_whole", "existence_part")
+        if head in _EN_TEXT_THINGS:
+            return Attribution(TEXT, "existence_text")
+        if head in _EN_LIGHT_THINGS:
+            return Attribution("lighting", "existence_light")
+        if proper_name(text):
+            return Attribution("scientific_cultural_knowledge", "existence_named")
+        return None
+    if _ZH_NEGATION.search(text):
+        return Attribution("logical_constraints", "existence_absence")
+    if any(
+        head.endswith(part)
+        for part in ("尾巴", "翅膀", "眼睛", "耳朵", "头发", "角", "爪子", "面孔", "脸")
+    ):
+        return Attribution("part_whole", "existence_part")
+    if any(head.endswith(thing) for thing in _ZH_TEXT_THINGS):
+        return Attribution(TEXT, "existence_text")
+    if any(head.endswith(thing) for thing in _ZH_LIGHT_THINGS):
+        return Attribution("lighting", "existence_light")
+    if any(word in head for word in _ZH_KNOWLEDGE):
+        return Attribution("scientific_cultural_knowledge", "existence_named")
+    return None
+
+
+_EN_WORN_FORM = re.compile(r"\b(?:worn|wearing|held by|holding|carried by)\b")
+# a place in the frame, not relative to another entity ("Is there a window on the left?")
+_EN_FRAME_POSITION = re.compile(
+    r"\b(?:on|in|at|to) the (?:left|right|top|bottom|upper|lower|center|centre|middle|corner|"
+    r"background|foreground)\b(?!\s+(?:of|side of)\b)"
+)
+_wordnet: dict[str, str] = {}
+
+
+def wordnet_capability(forms: set[str]) -> str | None:
+    """The entity capability WordNet's most frequent common sense gives one of the noun's forms
+    (lexicons/wordnet_nouns.tsv), or None."""
+    if not _wordnet:
+        for line in WORDNET_NOUNS.read_text(encoding="utf-8").splitlines():
+            if line and not line.startswith("#"):
+                noun, capability = line.split("\t")
+                _wordnet[noun] = capability
+    for form in sorted(forms, key=len, reverse=True):
+        if form in _wordnet:
+            return _wordnet[form]
+    return None
+
+
 # -- English ---------------------------------------------------------------------------------------
 
 _EN_DETERMINERS = _words_of(
@@ -128,12 +233,12 @@ _EN_PREPOSITIONS = _words_of(
 _EN_SPATIAL_STARTS = _words_of(
     "in on at near next behind under above below beside between inside outside atop against "
     "along across around among amid over onto into underneath beneath within upon positioned "
-    "placed located situated standing sitting lying hanging perched"
+    "placed located situated"
 )
 _EN_LINKS = _words_of("is are was were be being been does do did has have had can")
 _EN_SCENE_SUBJECTS = _words_of(
     "scene image picture photo photograph painting artwork illustration setting environment "
-    "atmosphere mood ambiance ambience overall composition background foreground view landscape "
+    "atmosphere mood ambiance ambience overall composition background foreground view "
     "it this world tone vibe feel feeling layout design composition perspective photos photographs "
     "images pictures shot frame artwork"
 )
@@ -159,7 +264,7 @@ _EN_ACTION_VERBS = _words_of(
 )
 _EN_COMPARATIVES = re.compile(
     r"\b(?:than|more|fewer|less|most|least|same\s+(?:size|height|number|amount|length)|"
-    r"as\s+\w+\s+as|number\s+of|exactly|twice|double|half|\w+est)\b"
+    r"as\s+\w+\s+as|number\s+of|exactly|twice|\w+est)\b"
 )
 _EN_NOT_SUPERLATIVE = _words_of(
     "best rest forest chest west interest test nest guest crest vest quest contest honest modest "
@@ -180,7 +285,7 @@ _EN_BODY_PARTS = _words_of(
     "belly chest wheel wheels handle handles roof window windows door doors leaf leaves petal "
     "petals branch branches trunk stem stems root roots screen keyboard lid lids button buttons "
     "strap straps sleeve sleeves collar pocket pockets sole heel blade blades engine spout base "
-    "frame legs spine hoof hooves snout trunk shell"
+    "frame legs spine hoof hooves snout trunk shell chimney chimneys balcony porch keys"
 )
 _EN_WORN_OR_HELD = _words_of(
     "hat hats cap caps helmet helmets glasses sunglasses goggles mask masks scarf scarves tie "
@@ -192,7 +297,8 @@ _EN_WORN_OR_HELD = _words_of(
     "guns staff wand book books phone cup mug bottle flower flowers bouquet ribbon bow bows "
     "headband headphones badge tattoo tattoos makeup jewelry jewellery accessory accessories "
     "collar leash belt apron gown blouse tshirt t-shirt veil hairpin hairband clothing clothes "
-    "attire garment garments"
+    "attire garment garments tuxedo stethoscope camera microphone guitar violin racket bat "
+    "ball torch lantern basket shield spear bow arrow"
 )
 
 
@@ -220,6 +326,10 @@ def _en_has_cue(words: list[str], listed: frozenset[str]) -> bool:
     return any("-" in word and any(p in listed for p in word.split("-")) for word in words)
 
 
+_EN_POSTURES = _words_of(
+    "sitting standing lying kneeling squatting crouching leaning resting perched hanging floating "
+    "hovering sleeping waiting posing"
+)
 _EN_BREAKING_CUES = ("color", "shape", "material", "texture", "lighting", "state")
 _EN_ENDS_ATTRIBUTE = _words_of("and or but color colored colour coloured")
 
@@ -267,7 +377,7 @@ _EN_DOES_VERBS = _words_of(
     "look looks appear appears seem seems create creates evoke evokes convey conveys show shows "
     "feature features depict depicts contain contains include includes exude exudes capture "
     "captures reflect reflects cast casts give gives add adds emphasize emphasizes suggest "
-    "suggests resemble resembles display displays"
+    "suggests resemble resembles display displays feel feels"
 )
 
 
@@ -283,29 +393,116 @@ def _en_split_does(words: list[str]) -> tuple[list[str], list[str]]:
     return words[:-1], words[-1:]
 
 
+_EN_FRAME_TAIL = re.compile(
+    r"\s+(?:in|on|within)\s+(?:the|this)\s+(?:generated\s+)?(?:image|picture|photo|photograph|"
+    r"scene|painting|illustration|artwork|frame)$"
+)
+
+
 def attribute_en(text: str, cues: dict[str, frozenset[str]]) -> Attribution | None:
-    """The capability of an English question that is not an existence question, by its
-    predicate; None when the question has neither an "is/are" nor a "does/do" form."""
+    """The capability of an English question that is not an existence question the converter
+    read, by its predicate; None when the question has neither an "is/are" nor a "does/do"
+    form."""
     bare = re.sub(r"\s*answer with yes or no\.?\s*$", "", text.strip(), flags=re.I)
-    lowered = bare.lower().rstrip(" ?.!")
+    lowered = _EN_FRAME_TAIL.sub("", bare.lower().rstrip(" ?.!"))
+    there = re.match(r"^(?:is|are)\s+there\s+(?P<phrase>.+)$", lowered)
+    if there:
+        return _en_there(text, _en_tokens(there["phrase"]), cues)
+    presence = _EN_PRESENCE.match(lowered)
+    if presence:
+        return _en_there(text, _en_tokens(presence["phrase"]), cues)
+    shown = _EN_SHOWN.match(lowered)
+    if shown:
+        return _en_shown(text, _en_tokens(shown["phrase"]), cues)
     possession = _EN_POSSESSIVE.match(lowered)
     if possession:
-        return _en_possession(
-            _en_tokens(possession["subject"]), _en_tokens(possession["object"]), cues
-        )
+        owned = _en_tokens(possession["object"])
+        return _en_possession(_en_tokens(possession["subject"]), owned, cues)
     does = _EN_DOES.match(lowered)
     is_form = _EN_IS.match(lowered)
     if not does and not is_form:
         return None
     rest = _en_tokens((does or is_form)["rest"])
     subject, predicate = _en_split(rest, cues) if is_form else _en_split_does(rest)
-    if (
-        does
-        and predicate
-        and predicate[0] in ("look", "looks", "appear", "appears", "seem", "seems")
-    ):
+    if does and predicate and predicate[0] in _EN_SEEMING:
         predicate = predicate[1:]
+    styled_or_dated = _en_has_cue(predicate, cues.get("style", frozenset())) or _EN_ERA.search(
+        " ".join(predicate)
+    )
+    if not styled_or_dated and _en_named_in_predicate(bare, subject):
+        return Attribution("scientific_cultural_knowledge", "predicate_named")
     return _en_predicate(subject, predicate, cues, is_form is not None)
+
+
+_EN_PRESENCE = re.compile(
+    r"^(?:is|are)\s+(?P<phrase>.+?)\s+(?:present|visible|shown|depicted|included|featured)\b"
+)
+_EN_SHOWN = re.compile(
+    r"^(?:does|do)\s+(?:the|this)\s+(?:image|picture|photo|scene|painting|illustration)\s+"
+    r"(?:show|shows|depict|depicts|include|includes|feature|features|contain|contains|display)"
+    r"\s+(?P<phrase>.+)$"
+)
+
+
+def _en_shown(text: str, phrase: list[str], cues) -> Attribution | None:
+    """ "Does the image show an early winter morning?": a whole-image quality the phrase names,
+    else what the phrase says is there."""
+    head = phrase[-1:] if phrase else []
+    for capability in ("temporal_setting", "style", "lighting"):
+        if _en_has_cue(head, cues.get(capability, frozenset())):
+            return Attribution(capability, f"shown_{capability}")
+    if set(phrase) & _EN_MOOD_WORDS:
+        return Attribution("emotion_atmosphere", "shown_mood")
+    return _en_there(text, phrase, cues)
+
+
+_EN_PRESENT = _words_of("present visible shown depicted included featured there")
+_EN_SEEMING = _words_of("look looks appear appears seem seems")
+
+
+def _en_named_in_predicate(text: str, subject: list[str]) -> bool:
+    """A proper name past the subject ("Is the bridge the Golden Gate Bridge?")."""
+    if not proper_name(text):
+        return False
+    names = {
+        word.lower()
+        for m in _PROPER_NAME.finditer(text.split(" Answer with")[0])
+        for word in m.group(0).split()
+    }
+    return not names <= set(subject)
+
+
+def _en_there(text: str, phrase: list[str], cues) -> Attribution | None:
+    """ "Is there ... on the table?" where the converter read no existence question: what the
+    phrase says is there (its head: the words before a preposition or verb)."""
+    head_words = []
+    for word in phrase:
+        if word in _EN_PREPOSITIONS or word in _EN_ACTION_VERBS or word in _EN_POSTURES:
+            break
+        head_words.append(word)
+    while head_words and head_words[-1] in _EN_PRESENT:  # "Are there notes visible?"
+        head_words.pop()
+    if not head_words:
+        return None
+    counting = _COUNT_WORDS | _words_of("exactly only more fewer")
+    if set(head_words[:2]) & counting or any(w.isdigit() for w in head_words[:2]):
+        return Attribution(COUNT, "existence_count")
+    kind = existence_kind(text, head_words[-1], " ".join(head_words), "en")
+    if kind is not None:
+        return kind
+    entity = wordnet_capability(_en_forms(head_words[-1]))
+    return Attribution(entity, "entity_noun_wordnet") if entity else None
+
+
+def _en_forms(word: str) -> set[str]:
+    forms = {word}
+    if len(word) > 3 and word.endswith("ies"):
+        forms.add(word[:-3] + "y")
+    if len(word) > 3 and word.endswith("es"):
+        forms.add(word[:-2])
+    if len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
+        forms.add(word[:-1])
+    return forms
 
 
 def _en_possession(subject, owned, cues) -> Attribution:
@@ -313,6 +510,8 @@ def _en_possession(subject, owned, cues) -> Attribution:
     held, interaction; a quality of it ("long hair", "blue eyes"), the quality's capability."""
     head = owned[-1] if owned else ""
     modifiers = owned[:-1]
+    if head in _EN_WORN_OR_HELD or head.removesuffix("s") in _EN_WORN_OR_HELD:
+        return Attribution("interaction", "possession_worn_or_held")
     for capability in ("style", "lighting", "temporal_setting"):
         if head in _en_cue_words(cues, capability):
             return Attribution(capability, f"possession_{capability}")
@@ -323,6 +522,10 @@ def _en_possession(subject, owned, cues) -> Attribution:
             return Attribution(capability, f"possession_{capability}")
     if _en_comparative(owned):
         return Attribution(COUNT, "possession_count")
+    if head in _EN_HAIRSTYLES or head.removesuffix("s") in _EN_HAIRSTYLES:
+        return Attribution("state", "possession_quality")
+    if head in _EN_LIGHT_THINGS:
+        return Attribution("lighting", "possession_lighting")
     if head in _EN_BODY_PARTS or head.removesuffix("s") in _EN_BODY_PARTS:
         if set(modifiers) & _EN_PART_QUALITIES:  # "long hair": the part's condition
             return Attribution("state", "possession_quality")
@@ -336,6 +539,10 @@ def _en_possession(subject, owned, cues) -> Attribution:
     return Attribution("part_whole", "possession")
 
 
+_EN_HAIRSTYLES = _words_of(
+    "ponytail ponytails braid braids pigtail pigtails tails bun buns bangs fringe curls "
+    "hairstyle dreadlocks mohawk updo"
+)
 _EN_PART_QUALITIES = _words_of(
     "long short curly straight wavy messy braided tousled spiky thick thin big small large tiny "
     "sharp closed open bare wet"
@@ -346,6 +553,17 @@ _EN_KNOWLEDGE = _words_of(
     "historic history landmark famous iconic ancient heritage ritual ceremonial folk dynasty"
 )
 _ZH_KNOWLEDGE = (
+    "长城",
+    "兵马俑",
+    "天坛",
+    "故宫",
+    "舞龙",
+    "舞狮",
+    "皮影",
+    "剪纸",
+    "京剧",
+    "书法",
+    "旗袍秀",
     "传统",
     "习俗",
     "文化",
@@ -396,12 +614,13 @@ _EN_ATTRIBUTE_SUBJECTS = {
     "material": "material",
     "fabric": "material",
     "texture": "texture",
-    "surface": "texture",
     "pattern": "texture",
     "lighting": "lighting",
     "light": "lighting",
     "illumination": "lighting",
     "shadow": "lighting",
+    "sunlight": "lighting",
+    "moonlight": "lighting",
     "shadows": "lighting",
     "glow": "lighting",
     "style": "style",
@@ -433,12 +652,75 @@ _EN_ATTRIBUTE_SUBJECTS = {
 _EN_OBJECT_STARTS = _words_of("the a an his her its their this that these those some")
 
 
+_EN_ATTRIBUTE_ENDINGS = {
+    "shape": "shape", "shaped": "shape", "outline": "shape",
+    "color": "color", "colour": "color", "colors": "color", "colours": "color", "tones": "color",
+    "tone": "color", "hues": "color", "hue": "color",
+    "texture": "texture", "textures": "texture", "material": "material",
+}  # fmt: skip
+_EN_STYLE_PHRASES = re.compile(
+    r"\b(?:blurred|blurry|bokeh|monochrome|grayscale|greyscale|sepia|black and white|"
+    r"out of focus|depth of field|close-up|wide-angle|long exposure|in focus)\b"
+)
+_EN_MOOD_WORDS = _words_of(
+    "atmosphere atmospheric mood moody feel feels feeling vibe ambiance ambience convey conveys "
+    "evoke evokes exude exudes aura"
+)
+_EN_WEATHER = _words_of(
+    "raining rain rainy snowing snow snowy foggy fog misty mist stormy storm cloudy overcast"
+)
+_EN_LIGHT_VERBS = _words_of(
+    "cast casts casting emit emits emitting glow glows glowing shine shines shining "
+    "illuminate illuminates illuminating reflect reflects reflecting lit backlit"
+)
+_EN_MATERIAL_FORM = re.compile(
+    r"\b(?:made|crafted|carved|woven|built|constructed|formed|sculpted|knitted) "
+    r"(?:of|from|out of)\b"
+)
+_EN_ERA = re.compile(r"\b(?:1[0-9]|20)[0-9]0s\b|\bcentury\b|\bera\b|\bvictorian\b|\bretro\b")
+_EN_CORRECTNESS = _words_of("correct correctly accurate accurately scientifically historically")
+
+
+def _en_action_later(predicate: list[str]) -> bool:
+    """ "in the gray coat reading a newspaper": an action on something past a first phrase."""
+    for at, word in enumerate(predicate[1:-1], 1):
+        if word.endswith("ing") and len(word) > 4 and word not in _EN_POSTURES:
+            return predicate[at + 1] in _EN_OBJECT_STARTS
+    return False
+
+
 def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     nouns = [word for word in subject if word not in _EN_DETERMINERS]
     scene = not nouns or nouns[-1] in _EN_SCENE_SUBJECTS
     person = bool(nouns) and nouns[-1] in _EN_PEOPLE
+    said = " ".join(predicate)
+    whole = " ".join([*subject, *predicate])
+    if set(subject[1:] + predicate) & _EN_NEGATION or "free of" in whole:
+        return Attribution("logical_constraints", "predicate_negation")
     if subject and subject[-1] in _EN_ATTRIBUTE_SUBJECTS:
         return Attribution(_EN_ATTRIBUTE_SUBJECTS[subject[-1]], "attribute_subject")
+    if nouns and nouns[-1] in _EN_LIGHT_THINGS:
+        return Attribution("lighting", "attribute_subject")
+    if predicate and predicate[-1] in _EN_ATTRIBUTE_ENDINGS:  # "in diamond shape", "in tones"
+        return Attribution(_EN_ATTRIBUTE_ENDINGS[predicate[-1]], "predicate_attribute_noun")
+    if len(predicate) > 2 and predicate[-1] in ("hand", "hands") and predicate[0] == "in":
+        return Attribution("interaction", "predicate_held")  # "in the character's hand"
+    if _EN_MATERIAL_FORM.search(whole):
+        return Attribution("material", "predicate_material")
+    if set(predicate) & _EN_CORRECTNESS:
+        return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
+    if _EN_STYLE_PHRASES.search(said):
+        return Attribution("style", "predicate_style")
+    if set(predicate) & _EN_MOOD_WORDS:
+        return Attribution("emotion_atmosphere", "predicate_mood")
+    if set(predicate) & _EN_LIGHT_VERBS:
+        return Attribution("lighting", "predicate_lighting")
+    if (nouns and nouns[-1] in _EN_WEATHER) or (
+        subject[:1] == ["it"] and set(whole.split()[:3]) & _EN_WEATHER
+    ):
+        return Attribution("natural_scenes", "predicate_weather")
+    if _EN_ERA.search(said):
+        return Attribution("temporal_setting", "predicate_temporal")
     if person and _en_has_cue(predicate, _en_cue_words(cues, "humans")):
         return Attribution("humans", "predicate_kind_of_person")
     if _en_has_cue(predicate, _en_cue_words(cues, TEXT)) or (
@@ -464,6 +746,16 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         return Attribution("interaction", "predicate_action")
     if first in _EN_ACTION_VERBS and (
         verb_object or first in ("wearing", "holding", "dressed", "wears", "holds")
+    ):
+        return Attribution("interaction", "predicate_action")
+    if is_form and _en_action_later(predicate):
+        return Attribution("interaction", "predicate_action")
+    if (
+        first.endswith("ing")
+        and first not in _EN_POSTURES
+        and len(predicate) > 2
+        and predicate[1] in ("at", "with", "to")
+        and predicate[2] in _EN_OBJECT_STARTS
     ):
         return Attribution("interaction", "predicate_action")
     if (
@@ -555,15 +847,18 @@ _ZH_PEOPLE = re.compile(
 _ZH_ACTIONS = _words_of(
     "拿着 握着 抱着 拥抱 牵着 看着 注视 看向 望着 凝视 骑 穿着 身穿 穿 戴着 "
     "戴 玩 吃 喝 品尝 弹奏 弹着 推着 扔 踢 挥舞 拉着 举着 提着 背着 扛着 "
-    "捧着 端着 抓着 抚摸 亲吻 喂 追逐 扣杀 投篮 射箭 划船 驾驶 开着 演奏 "
+    "捧着 端着 抓着 抚摸 亲吻 喂 追逐 扣杀 投篮 射箭 划船 驾驶 演奏 放风筝 放鞭炮 放烟花 "
     "敲打 书写 阅读 使用 操作 递给 指着 指向 挽着 搂着 依偎 遛 扮演 表演 "
     "击打 咬着 叼着 衔着 骑着 乘坐 携带 佩戴 披着 裹着 系着 手持 手里拿 "
     "手中拿 握住 拿起 抱起 喝着 吃着 玩着 看书 弹琴 打伞 撑伞 打篮球 踢球 "
     "打球 跳舞 对视 交谈 牵手 握手"
 )
 _ZH_PLACE = re.compile(
-    r"在[^？?吗呢]*?(?:上|里|中|内|下|旁|前|后|外|之间|边|附近|周围|顶|底|侧|角)"
+    r"在[^？?吗呢]*(?:旁边|之间|附近|周围|上面|下面|里面|外面|前面|后面|身边|身上|怀里|上方|下方|"
+    r"前方|后方|左边|右边|左侧|右侧|中间|中央|对面|"
+    r"上|里|中|内|下|旁|前|后|外|边|顶|底|侧|角)"
 )
+_ZH_POSTURES = ("坐", "站", "躺", "跪", "蹲", "趴", "停", "靠", "挂", "立", "放")
 _ZH_PLACE_WORDS = _words_of(
     "左边 右边 左侧 右侧 上方 下方 旁边 前面 前方 后面 后方 背后 身后 中间 "
     "中央 之间 角落 顶部 底部 上面 下面 附近 周围 远处 近处 背景中 背景里 "
@@ -606,9 +901,28 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
 
     scene = subject != "?" and (not subject or bool(_ZH_SCENE.search(subject)))
     person = bool(subject) and bool(_ZH_PEOPLE.search(subject))
+    if _ZH_NEGATION.search(bare):
+        return Attribution("logical_constraints", "predicate_negation")
+    # the subject's attribute noun, or one near the start of a question without a link word
+    # (气氛热闹喜庆吗？ 画面氛围宁静吗？)
+    head = subject if subject != "?" else bare[:6]
     for ending, capability in _ZH_ATTRIBUTE_SUBJECTS:
-        if subject.endswith(ending):
+        if head.endswith(ending) or (subject == "?" and bare.startswith(ending)):
             return Attribution(capability, "attribute_subject")
+    if subject == "?":
+        for ending, capability in _ZH_ATTRIBUTE_SUBJECTS:
+            if len(ending) > 1 and ending in head:
+                return Attribution(capability, "attribute_subject")
+    if _ZH_FEELING.search(bare):
+        return Attribution("emotion_atmosphere", "predicate_mood")
+    if any(word in bare for word in _ZH_WEATHER):
+        return Attribution("natural_scenes", "predicate_weather")
+    if _ZH_MATERIAL_FORM.search(predicate):
+        return Attribution("material", "predicate_material")
+    if _ZH_LIGHT_FORM.search(predicate):
+        return Attribution("lighting", "predicate_lighting")
+    if any(word in predicate for word in _ZH_RENDERING):
+        return Attribution("style", "predicate_style")
     if has(TEXT) or ("字" in predicate and ("写" in predicate or "文字" in predicate)):
         return Attribution(TEXT, "predicate_text")
     if has("style") and (scene or "风格" in predicate):
@@ -622,7 +936,19 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
         return _zh_possession(owned.removeprefix("有"), cues)
     if any(verb in predicate for verb in _ZH_ACTIONS):
         return Attribution("interaction", "predicate_action")
-    if _ZH_PLACE.search(predicate) or any(word in predicate for word in _ZH_PLACE_WORDS):
+    place = _ZH_PLACE.search(predicate)
+    if place and has("temporal_setting", place.group(0)):
+        return Attribution("temporal_setting", "predicate_temporal_setting")
+    if place and re.search(r"身上|怀里|手里|手中", place.group(0)):
+        return Attribution("interaction", "predicate_contact")  # 女孩靠在男孩身上
+    if (place and subject.endswith(_ZH_POSTURES)) or re.search(
+        r"(?:坐|站|躺|跪|蹲|趴)在", predicate
+    ):
+        return Attribution("state", "predicate_posture")  # 角色坐在长椅上: her posture
+    if place and re.sub(r"[的了着吗呢]", "", predicate[place.end() :]):
+        # 运动员在跑道上奔跑: one entity's own action, the place a circumstance
+        return Attribution("state", "predicate_own_action")
+    if place or any(word in predicate for word in _ZH_PLACE_WORDS):
         return Attribution("spatial", "predicate_place")
     if any(word in predicate for word in _ZH_KNOWLEDGE):
         return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
@@ -642,6 +968,11 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
     return Attribution("state", "condition")
 
 
+_ZH_FEELING = re.compile(r"(?:给人|让人|令人|使人).*(?:感|觉)|感觉|氛围|气氛")
+_ZH_WEATHER = ("下雨", "下雪", "雨中", "雪中", "大雾", "雾气", "暴风雨", "雷雨", "细雨")
+_ZH_MATERIAL_FORM = re.compile(r"(?:做|制|造|织|编|雕)(?:的|成|而成)|材质|用.{1,4}(?:做|制)")
+_ZH_LIGHT_FORM = re.compile(r"(?:发出|散发|照|映|闪).{0,6}光|光.{0,4}(?:照|射|洒)")
+_ZH_RENDERING = ("虚化", "模糊", "黑白", "景深", "特写", "广角", "焦点")
 _ZH_ATTRIBUTE_SUBJECTS = tuple(
     (ending, capability)
     for capability, endings in (
@@ -660,10 +991,19 @@ _ZH_ATTRIBUTE_SUBJECTS = tuple(
 )
 
 
+_ZH_HAIRSTYLES = ("辫子", "马尾", "发髻", "刘海", "卷发", "双马尾", "丸子头")
+
+
 def _zh_possession(owned: str, cues) -> Attribution:
+    if any(owned.endswith(thing) for thing in _ZH_LIGHT_THINGS):
+        return Attribution("lighting", "possession_lighting")
+    if any(owned.endswith(style) for style in _ZH_HAIRSTYLES):
+        return Attribution("state", "possession_quality")
     for capability in ("color", "shape", "material", "texture"):
         if any(cue in owned for cue in cues.get(capability, ())):
             return Attribution(capability, f"possession_{capability}")
+    if owned in _ZH_BODY_PARTS or owned in ("大腿", "小腿", "手臂", "手指", "脚趾"):
+        return Attribution("part_whole", "possession_part")
     if any(owned.endswith(part) for part in _ZH_BODY_PARTS):
         if re.search(r"长|短|卷|直|乱|大|小|浓|细|粗", owned[:-1]):
             return Attribution("state", "possession_quality")

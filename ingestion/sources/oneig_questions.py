@@ -18,7 +18,9 @@ from ingestion.sources.attribution import (
     attribute_en,
     attribute_zh,
     capability_source,
+    existence_kind,
     read_cue_words,
+    wordnet_capability,
 )
 from ingestion.sources.tiif_questions import DEFAULT_ENTITY_NOUNS as TIIF_ENTITY_NOUNS
 from ingestion.sources.tiif_questions import quoted_strings, word_forms
@@ -82,7 +84,7 @@ _EN_QUANTIFIERS = _words_of("pair group row stack set bunch couple collection pi
 _EN_COUNT_WORDS = _words_of(
     "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "twenty several multiple many numerous few dozen dozens hundreds countless both single "
-    "only exactly just"
+    "only exactly just more fewer"
 )
 _EN_POSSESSION = re.compile(r"^(?:does|do|did)\s+.+?\s+(?:have|has|possess)\b", re.I)
 # "Is the cup on the table?": a thing placed in, on or at another is a spatial relation
@@ -172,7 +174,8 @@ _ZH_EXISTENCE = (
         r"(?:存在|在场|出现)?(?:吗|呢)?[？?]$"
     ),
     re.compile(
-        r"^(?P<np>.+?)(?:是否存在|存在吗|是否在场|在场吗|在吗|是否出现|出现了吗|出现吗)[？?]$"
+        r"^(?P<np>.+?)(?:是否存在|存在吗|是否在场|在场吗|在吗|是否出现|出现了吗|出现吗|"
+        r"(?:是否)?(?:出现)?在(?:画面|场景|图片|图像|照片|图)(?:中|里)(?:吗)?)[？?]$"
     ),
 )
 # The phrase ends before the first of these ("是否有女孩在跳舞" -> 女孩); its head follows its
@@ -181,7 +184,7 @@ _ZH_PHRASE_ENDS = re.compile(
     r"正在|在|位于|穿着|戴着|拿着|手持|从|被|和|与|或|及|并且|是|有|[，,、/（(]"
 )
 _ZH_NUMERAL = r"(?:[0-9]+|[两二三四五六七八九十百千几多数]+|好几)"
-_ZH_CLASSIFIER = r"[个位只名条件对双张把辆座棵朵群片本支头匹块盏颗根扇套幅架艘间栋道]"
+_ZH_CLASSIFIER = r"[个位只名条件对双张把辆座棵朵群片本支头匹块盏颗根扇套幅架艘间栋道种类]"
 _ZH_COUNT = re.compile(rf"^(?:{_ZH_NUMERAL}{_ZH_CLASSIFIER}|只有|仅有|唯一|单独|独自)")
 _ZH_ARTICLE = re.compile(rf"^(?:一{_ZH_CLASSIFIER}|一些|些|某)")
 _ZH_POSSESSION = re.compile(
@@ -356,7 +359,14 @@ def _existence(text: str, language: str, nouns: dict[str, str]) -> Mapped | None
         key = zh_noun_key(head, nouns)
     if counts:
         return Mapped(COUNT, "existence_count")
+    phrase = " ".join(words) if language == "en" else head
+    kind = existence_kind(text, head, phrase, language)
+    if kind is not None:
+        return Mapped(kind.capability, kind.rule)
     if key is None:
+        found_in_wordnet = wordnet_capability(word_forms(head)) if language == "en" else None
+        if found_in_wordnet is not None:
+            return Mapped(found_in_wordnet, "entity_noun_wordnet", entity=head)
         return Mapped(FALLBACK_ENTITY, "entity_noun_unlisted", entity=head or None)
     # the entity: the listed English noun (singular); the Chinese phrase's head (女孩, whose
     # capability is that of its listed suffix 孩)

@@ -17,7 +17,9 @@ from ingestion.sources.attribution import (
     DEFAULT_CUE_WORDS,
     attribute_en,
     capability_source,
+    existence_kind,
     read_cue_words,
+    wordnet_capability,
 )
 from ingestion.sources.release_common import DirtyRow
 
@@ -299,8 +301,15 @@ def _capability(text, compliant, dimension_rule, rules, shape) -> tuple[str, str
             return NEGATED, "absence"
         if _counts(text):
             return "quantification_comparison", "existence_count"
+        head = shape[0] or ""
+        kind = existence_kind(text, head, existence_phrase(text) or "", "en")
+        if kind is not None:
+            return kind.capability, kind.rule
         if listed:
             return rules.nouns[entity], "entity_noun"
+        found_in_wordnet = wordnet_capability(word_forms(head)) if head else None
+        if found_in_wordnet is not None:
+            return found_in_wordnet, "entity_noun_wordnet"
         return FALLBACK_ENTITY, "entity_noun_unlisted"
     if compliant == "no" and _THERE_IS.match(text):  # "Are there any leaves on the tree?"
         return NEGATED, "absence"
@@ -317,7 +326,7 @@ def _capability(text, compliant, dimension_rule, rules, shape) -> tuple[str, str
 _THERE_IS = re.compile(r"^(?:is|are) there\b", re.I)
 _COUNTING = _words_of(
     "two three four five six seven eight nine ten eleven twelve several multiple many numerous "
-    "few dozen both"
+    "few dozen both single exactly only more fewer"
 )
 
 

@@ -29,8 +29,8 @@ def records(warehouse, prompt_id: str) -> list[tuple]:
 
 
 def test_a_failed_existence_question_masks_the_questions_naming_its_object(warehouse):
-    # gen-b, color+2d test line 2: the judge says yes, no, yes, no, yes. q2 ("Is there a gizmo")
-    # failed, so q4 (the gizmo left of the chair), whose derived parent it is, is masked; q3 (the
+    # gen-b, color+2d test line 2: the judge says yes, no, yes, no, yes. q2 ("Is there a blorp")
+    # failed, so q4 (the blorp left of the chair), whose derived parent it is, is masked; q3 (the
     # chair green) has parent q1, which held; q5 (the photo) names no object and stays a root.
     assert records(warehouse, "tiif-color_2d-2-short") == [
         ("q1", 1, True, 1),

@@ -104,7 +104,7 @@ QD_FILES = {
                 ("1", "Is there a kettle?"),
                 ("2", "Is the kettle blue?"),
                 ("3", "Is the kettle on the table?"),
-                ("4", "Is there a gizmo?"),  # entity_noun_unlisted
+                ("4", "Is there a blorp?"),  # entity_noun_unlisted
                 ("5", "Can the kettle whistle?"),  # capability_unmapped; no dependency entry
                 ("6", 'Does the sign read "OPEN"?'),
             ),

@@ -3,11 +3,11 @@ of the project's own wording in TIIF-Bench's and OneIG-Bench's forms, each label
 reason, docs/attribution.md's conventions), attributed as the converters attribute them: TIIF's
 `concept_questions` and OneIG's `map_question`.
 
-Issue 32 asks for 90 % overall and 80 % for every capability with 10 or more questions; the rules
-measure 74.4 % (bench/RESULTS.md, "Attribution"). These tests hold the measured floors, so a
-change that makes attribution worse fails, and print the per-capability table; raise a floor when
-the rules get better. A label or a rule planted wrong (say "holding" read as spatial) drops
-interaction and the overall figure below their floors.
+Issue 32 asks for 90 % overall and 80 % for every capability with 10 or more questions. The set
+is the rules' development set (they were improved against it: 74.4 % before, 98.5 % after), so it
+guards against regressions; the figure users meet is the blind-labelled sample of the real
+releases in bench/RESULTS.md ("Attribution"). A rule planted wrong (say "holding" read as
+spatial) drops interaction below its floor.
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ from ingestion.sources.attribution import attribute_en, attribute_zh
 pytestmark = pytest.mark.unit
 
 LABELS = PROJECT_ROOT / "tests/worlds/attribution_labels.jsonl"
-OVERALL_FLOOR = 0.74  # measured 354 of 476 (74.4 %)
-# Capabilities measured at or above 80 % keep at least that; the others keep their measured share
-CAPABILITY_FLOORS = {"color": 1.0, "spatial": 1.0, "man_made": 0.95, "text_rendering": 0.9}
+OVERALL_FLOOR = 0.90  # the issue's; measured 470 of 476
+CAPABILITY_FLOOR = 0.80  # the issue's, for every capability with 10 or more questions
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +68,9 @@ def test_attribution_accuracy_holds_its_floors(attributed):
     overall = sum(right.values()) / sum(total.values())
     print(f"overall {sum(right.values())}/{sum(total.values())} = {overall:.1%}")
     assert overall >= OVERALL_FLOOR
-    for capability, floor in CAPABILITY_FLOORS.items():
-        assert right[capability] / total[capability] >= floor, capability
+    for capability in total:
+        if total[capability] >= 10:
+            assert right[capability] / total[capability] >= CAPABILITY_FLOOR, capability
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,7 @@ def test_questions_parents_capabilities_and_text_targets_worked_by_hand(release,
         ("object-000-en", "q1"): ("man_made", ["q3"], None, None),
         ("object-000-en", "q2"): ("color", ["q1"], None, None),
         ("object-000-en", "q3"): ("spatial", [], None, None),  # the locative form
-        ("object-000-en", "q4"): ("man_made", [], "gizmo", None),  # unlisted: the fallback
+        ("object-000-en", "q4"): ("man_made", [], "blorp", None),  # unlisted: the fallback
         ("object-000-en", "q5"): ("state", [], None, None),  # unmapped: the fallback
         ("object-000-en", "q6"): ("text_rendering", [], None, "OPEN"),  # quoted text
         ("text-000-en", "q1"): ("text_rendering", [], None, "OPEN LATE"),  # derived
@@ -161,7 +161,7 @@ def test_every_dirty_class_is_reported_with_its_file_line_and_reason(release, tm
     assert reasons[("parent_in_words", human)].endswith(
         "parent 'five' of question 3 is not a number; dropped"
     )
-    assert "noun 'gizmo' is in no noun list" in reasons[("entity_noun_unlisted", obj)]
+    assert "noun 'blorp' is in no noun list" in reasons[("entity_noun_unlisted", obj)]
     assert "'Can the kettle whistle?'; capability state" in reasons[("capability_unmapped", obj)]
     assert reasons[("text_without_prompt", f"{TEXT}/text_content_zh.csv")] == (
         "000: its prompt text differs from OneIG-Bench-ZH.csv:5's; dropped"

@@ -47,7 +47,7 @@ PROMPTS = {
         ("A dog that is not asleep.", "A small dog on a rug, wide awake, its eyes open and alert."),
     ],
     "color+2d": [
-        ("A green chair beside a gizmo.", "A bright green chair, and a gizmo to its left side."),
+        ("A green chair beside a blorp.", "A bright green chair, and a blorp to its left side."),
         ("Two orange cats.", "Two cats with orange fur sit together on a windowsill."),
     ],
 }
@@ -68,9 +68,9 @@ EVALS = {
         (
             [
                 "Is there a chair in the image?",
-                "Is there a gizmo in the image?",
+                "Is there a blorp in the image?",
                 "Is the chair green?",
-                "Is the gizmo to the left of the chair?",
+                "Is the blorp to the left of the chair?",
                 "Can you see a sharp photo?",
             ],
             ["yes"] * 5,
@@ -191,7 +191,7 @@ def _dirty_cases(root: Path) -> None:
         at("GPT-4o", "gen-a", "negation", "short", "0.json"),
         [_result("negation", 0, "short", ["yes", "maybe", "Yes "])],
     )
-    # entity_noun_unlisted: "gizmo" is in no noun list (color+2d line 1, both prompts)
+    # entity_noun_unlisted: "blorp" is in no noun list (color+2d line 1, both prompts)
 
 
 @pytest.fixture
@@ -229,7 +229,7 @@ def test_prompts_and_questions_of_the_hand_release(release, tmp_path):
     # capability, parents, entity by the rules, worked by hand; the same under both prompts
     expected = {
         ("tiif-color_2d-2", "q1"): ("man_made", [], "chair"),  # existence, listed noun
-        ("tiif-color_2d-2", "q2"): ("man_made", [], "gizmo"),  # existence, unlisted: fallback
+        ("tiif-color_2d-2", "q2"): ("man_made", [], "blorp"),  # existence, unlisted: fallback
         ("tiif-color_2d-2", "q3"): ("color", ["q1"], None),  # color cue (a color predicate)
         ("tiif-color_2d-2", "q4"): ("spatial", ["q1", "q2"], None),  # 2d's cue: "left"
         ("tiif-color_2d-2", "q5"): ("color", [], None),  # no cue, no object: the dimension's
@@ -305,7 +305,7 @@ def test_derived_parents_are_counted_edge_by_edge(release, tmp_path):
     assert len(derived) == 12
     assert {r.action for r in derived} == {"repaired"}
     reasons = {r.reason for r in derived}
-    assert "tiif-color_2d-2-short/q4: parent q2, the existence of 'gizmo'" in reasons
+    assert "tiif-color_2d-2-short/q4: parent q2, the existence of 'blorp'" in reasons
     assert "tiif-negation-0-long/q3: parent q1, the existence of 'bowl'" in reasons
     questions = _read(tmp_path / "bundle" / "questions.jsonl")
     assert sum(len(q["parents"]) for q in questions) == 12
@@ -343,7 +343,7 @@ def test_every_dirty_class_is_reported_with_its_file_line_and_reason(release, tm
     )
     assert "q2: answer 'maybe' is neither yes nor no" in reasons["answer_not_yes_no"]
     assert "QwenVL/gen-b/negation/long/1.json" in reasons["missing_result"]
-    assert "noun 'gizmo'" in reasons["entity_noun_unlisted"]
+    assert "noun 'blorp'" in reasons["entity_noun_unlisted"]
     report = _read(tmp_path / "bundle" / REPORT_FILE)
     assert Counter(r["dirty_class"] for r in report) == {
         **conversion.dirty_counts(),
