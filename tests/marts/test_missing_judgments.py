@@ -519,6 +519,63 @@ def check_router_summary(w: dict) -> None:
     assert fixed == [(len(models_of(w["rows"])), 0)]
 
 
+def prompts_with_answered_pairs(w: dict, model: str) -> dict[tuple[str, str], set[str]]:
+    """(language, context) -> the model's prompts with at least one METHOD 9 pair of that
+    context whose two endpoints both have an answer."""
+    y, lang = answers(w["rows"], OFFICIAL), language_of(w["rows"])
+    parents = {(q["prompt_id"], q["question_id"]): q["parents"] for q in w["rows"]["questions"]}
+    component = {
+        (p, q): c
+        for m, p, q, c in query(
+            w["wh"],
+            "select model_id, prompt_id, question_id, component_id from marts.fct_question_records",
+        )
+        if m == model
+    }
+
+    def ancestors(p: str, q: str) -> set[str]:
+        return {a for parent in parents[p, q] for a in {parent, *ancestors(p, parent)}}
+
+    out = defaultdict(set)
+    answered = [(p, q) for (p, q) in parents if (model, p, q) in y]
+    for p, q in answered:
+        for p2, q2 in answered:
+            if p2 != p or q2 <= q:
+                continue
+            if q in parents[p, q2] or q2 in parents[p, q]:
+                out[lang[p], "edge"].add(p)
+            if component[p, q] != component[p, q2]:
+                out[lang[p], "disc"].add(p)
+            elif q not in ancestors(p, q2) and q2 not in ancestors(p, q):
+                out[lang[p], "nonanc"].add(p)
+    return out
+
+
+def check_coupling(w: dict) -> None:
+    """Leaves out (METHOD 9: a pair with a missing endpoint is dropped): the generator lacking
+    images has a Delta on no more prompts than those with a pair of the context whose endpoints
+    both have an answer (its missing images' prompts have none)."""
+    possible = prompts_with_answered_pairs(w, ABSENT_MODEL)
+    rows = query(
+        w["wh"],
+        "select language, context, n_prompts from marts.fct_coupling "
+        f"where model_id = '{ABSENT_MODEL}'",
+    )
+    assert rows
+    for language, context, n_prompts in rows:
+        assert 0 < n_prompts <= len(possible[language, context]), (language, context)
+        assert not possible[language, context] & w["absent"]
+
+
+def check_subset_validation(w: dict) -> None:
+    """Leaves out (METHOD 16): only fully evaluated generators are held out, so the generator
+    lacking images is no case; every row has (fully evaluated generators) x seeds cases (the
+    project's `subset_validation_seeds`: 2)."""
+    n_full = len(models_of(w["rows"])) - 1
+    cases = query(w["wh"], "select distinct n_cases from marts.agg_subset_validation")
+    assert cases == [(2 * n_full,)]
+
+
 def check_release_scores(w: dict) -> None:
     """Reports missing (`n_missing`, out of both of a release's totals): this world has no
     release-sourced prompt, so the mart is empty here and the routes agreeing is all that is
@@ -605,10 +662,10 @@ MARTS: dict[str, tuple[str, Callable[[dict], None]]] = {
     "fct_router_paired": ("leaves out", check_routes_only),
     "agg_router_summary": ("leaves out", check_router_summary),
     "agg_router_frontier": ("leaves out", check_routes_only),
-    "fct_coupling": ("leaves out", check_routes_agree),
+    "fct_coupling": ("leaves out", check_coupling),
     "fct_coupling_contrast": ("leaves out", check_routes_agree),
     "fct_aggregation_robustness": ("leaves out", check_aggregation_robustness),
-    "agg_subset_validation": ("leaves out", check_routes_agree),
+    "agg_subset_validation": ("leaves out", check_subset_validation),
     "fct_release_scores": ("reports missing", check_release_scores),
     "fct_router_excluded_generators": ("leaves out", check_nothing_judged),
     # questions' labels only (rule vs model attribution)
