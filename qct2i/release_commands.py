@@ -70,19 +70,28 @@ def _attribute(args: argparse.Namespace, bundle: Path) -> str:
         run_attribution,
     )
     from ingestion.bundle.load import DEFAULT_TAXONOMY_SEED
+    from ingestion.bundle.problems import Problem
+    from ingestion.sources.release_common import ReleaseError
+
+    class AttributionRefused(ReleaseError):
+        release = "attribution"
 
     definitions = read_definitions(DEFAULT_TAXONOMY_SEED)
     source = args.attribute_with
     name = Path(source).name if Path(source).is_dir() else source
     offline = {"local_files_only": True} if args.attribution_backend == "transformers" else {}
-    attributor = create(
-        "attributor",
-        args.attribution_backend,
-        source=source,
-        definitions=definitions,
-        model_name=name,
-        **offline,
-    )
+    try:
+        attributor = create(
+            "attributor",
+            args.attribution_backend,
+            source=source,
+            definitions=definitions,
+            model_name=name,
+            **offline,
+        )
+    except OSError as error:  # no such folder, or a hub id not in the local cache
+        reason = f"--attribute-with: cannot load the model offline: {error}"
+        raise AttributionRefused([Problem(source, None, reason)]) from None
     cache = Path(args.attribution_cache) if args.attribution_cache else default_attribution_cache()
     stats = run_attribution(attributor, bundle, cache, set(definitions), log=lambda _: None)
     return stats.summary(attributor.identity.model)

@@ -238,6 +238,19 @@ def test_the_driver_relabels_keeps_the_rule_and_refuses_without_guessing(tmp_pat
     assert other.asked == 4
 
 
+def test_a_model_that_cannot_be_loaded_offline_refuses_the_import(tmp_path):
+    """Guards against a missing model (a folder that is not there, a hub id not in the local
+    cache) ending in a traceback or, worse, an import with the rules' labels said to be the
+    model's: the command exits 2 with the reason and imports nothing."""
+    release = write_tiif_fixture(tmp_path / "tiif")
+    warehouse, absent = tmp_path / "w.duckdb", tmp_path / "no_model"
+    args = ["import-release", "tiif", "--root", str(release), "--attribute-with", str(absent)]
+    refused = run_main(args, warehouse)
+    assert refused.returncode == 2
+    assert f"{absent}: --attribute-with: cannot load the model offline" in refused.stderr
+    assert not warehouse.exists()
+
+
 @pytest.mark.dbt
 def test_import_release_attributes_with_the_tiny_model_end_to_end(steered, tmp_path, monkeypatch):
     """Guards against the `--attribute-with` path failing anywhere between loading the model and
