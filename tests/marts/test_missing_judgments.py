@@ -567,6 +567,22 @@ def check_coupling(w: dict) -> None:
         assert not possible[language, context] & w["absent"]
 
 
+def check_coupling_contrast(w: dict) -> None:
+    """Leaves out (METHOD 9): Gamma averages the prompts with both contexts, so the generator
+    lacking images has it on no more prompts than have answered pairs of both."""
+    possible = prompts_with_answered_pairs(w, ABSENT_MODEL)
+    rows = query(
+        w["wh"],
+        "select language, contrast, n_prompts from marts.fct_coupling_contrast "
+        f"where model_id = '{ABSENT_MODEL}'",
+    )
+    assert rows
+    for language, contrast, n_prompts in rows:
+        context = contrast.removesuffix("_vs_disc")
+        both = possible[language, context] & possible[language, "disc"]
+        assert 0 < n_prompts <= len(both), (language, contrast)
+
+
 def check_subset_validation(w: dict) -> None:
     """Leaves out (METHOD 16): only fully evaluated generators are held out, so the generator
     lacking images is no case; every row has (fully evaluated generators) x seeds cases (the
@@ -620,12 +636,6 @@ def check_aggregation_robustness(w: dict) -> None:
         assert close(n_prompts, sum(len(c) for c in counts) / len(counts))
 
 
-def check_routes_agree(w: dict) -> None:
-    """Leaves out, shown only by the two routes agreeing (METHOD 9 drops a pair with a missing
-    endpoint, tests/method/test_coupling.py; METHOD 16's validation holds out only fully
-    evaluated generators): no separate recomputation here."""
-
-
 # MART -> (what it does with a missing judgment, the check). "leaves out": equal to a computation
 # that drops the missing records; "reports missing": a count or NULL says they are missing.
 MARTS: dict[str, tuple[str, Callable[[dict], None]]] = {
@@ -663,7 +673,7 @@ MARTS: dict[str, tuple[str, Callable[[dict], None]]] = {
     "agg_router_summary": ("leaves out", check_router_summary),
     "agg_router_frontier": ("leaves out", check_routes_only),
     "fct_coupling": ("leaves out", check_coupling),
-    "fct_coupling_contrast": ("leaves out", check_routes_agree),
+    "fct_coupling_contrast": ("leaves out", check_coupling_contrast),
     "fct_aggregation_robustness": ("leaves out", check_aggregation_robustness),
     "agg_subset_validation": ("leaves out", check_subset_validation),
     "fct_release_scores": ("reports missing", check_release_scores),
