@@ -86,11 +86,19 @@ def _gpu_s_per_prompt(con: duckdb.DuckDBPyConnection, models: list[str]) -> floa
     return None if value is None else float(value)
 
 
-def _gpu_s_spent(con: duckdb.DuckDBPyConnection, model: str) -> float:
-    (value,) = con.execute(
-        "select coalesce(sum(latency_s * gpus), 0) from raw.images where model_id = ?", [model]
+def _gpu_s_spent(con: duckdb.DuckDBPyConnection, model: str) -> float | None:
+    """GPU-seconds the model's images took, or None when one of them came without its latency
+    or GPU count (drawn elsewhere: the spend is unknown, not the timed images' sum)."""
+    value, untimed = con.execute(
+        "select coalesce(sum(latency_s * gpus), 0), count(*) - count(latency_s * gpus) "
+        "from raw.images where model_id = ?",
+        [model],
     ).fetchone()
-    return float(value)
+    return None if untimed else float(value)
+
+
+def _shown_gpu_s(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.0f}"
 
 
 def _write_folder(out: Path, con, concept_ids: list[str], plan_json: dict) -> int:
@@ -240,7 +248,7 @@ def _adaptive_step(con, planner, stats, covered, model, round_frac, seed, target
         rank, lo, hi = rank_against(est.total[s], est.ci_lo[s], est.ci_hi[s], refs)
         spent = _gpu_s_spent(con, model)
         status = (
-            f"{model}: {n_drawn} concepts drawn, {spent:,.0f} GPU-s spent; bilingual HCQ "
+            f"{model}: {n_drawn} concepts drawn, {_shown_gpu_s(spent)} GPU-s spent; bilingual HCQ "
             f"{100 * est.total[s]:.2f} [{100 * est.ci_lo[s]:.2f}, {100 * est.ci_hi[s]:.2f}], "
             f"rank {rank} [{lo}, {hi}]"
         )
