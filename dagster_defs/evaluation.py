@@ -166,7 +166,8 @@ def registry_row(request: Request) -> dict:
 
 def images_generator_row(request: Request) -> dict:
     """The bundle `generators` row of a generator whose images came from a folder: no hub id,
-    no pipeline, no cost of its own (the marts measure one from the images' latency and GPUs)."""
+    no pipeline, no cost of its own (the marts measure one from the images' latency and GPUs;
+    without them the cost is unknown and routing leaves the generator out, saying why)."""
     return {
         "model_id": request.model_id,
         "display_name": request.model_id,
