@@ -549,5 +549,5 @@ def convert_oneig_questions(
         + (", ".join(f"{name} {n}" for name, n in sorted(skipped.items())) or "none")
         + ")"
     )
-    conversion.notes = _notes(prompt_rows, question_rows, skipped)
+    conversion.notes = _notes(prompt_rows, question_rows, skipped) + conversion.notes
     return conversion

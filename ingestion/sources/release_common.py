@@ -96,7 +96,23 @@ def write_conversion(
     tables = {**tables, "conversion_report": report_rows(dirty + applied)}
     write_bundle(out, tables)
     counts = {name: len(rows) for name, rows in tables.items()}
-    return Conversion(out, counts, dirty, out_of_scope, applied, dirty_classes)
+    conversion = Conversion(out, counts, dirty, out_of_scope, applied, dirty_classes)
+    conversion.notes.append(attribution_note(tables.get("questions", [])))
+    return conversion
+
+
+def attribution_note(questions: list[dict]) -> str:
+    """How the questions' capabilities were attributed, by `capability_source`'s kind
+    (docs/attribution.md): the share left to a default is what no rule read."""
+    kinds = Counter((q.get("capability_source") or "unknown").split(":")[0] for q in questions)
+    total = sum(kinds.values()) or 1
+    said = ", ".join(
+        f"{kinds[kind]:,} {label}"
+        for kind, label in (("release", "the release's own label"), ("rule", "by a rule"))
+        if kinds[kind]
+    )
+    defaults = f"{kinds['default']:,} by a default ({100 * kinds['default'] / total:.1f} %)"
+    return f"capabilities: {', '.join(filter(None, (said, defaults)))}"
 
 
 def report_rows(rows: Iterable[DirtyRow]) -> list[dict]:

@@ -98,6 +98,14 @@ def test_each_dirty_row_rule_on_a_hand_fixture(tmp_path):
         ("b", "q1"): ["q2"],
         ("b", "q2"): [],
     }
+    sources = {
+        (q["prompt_id"], q["question_id"]): q["capability_source"]
+        for q in _jsonl(bundle / "questions.jsonl")
+    }
+    # DSG's own category is the label (mapped by seeds/dsg_category_map.csv), never a rule's
+    assert sources[("a", "q1")] == "release:entity/whole"
+    assert sources[("a", "q2")] == "release:attribute/color"
+    assert "capabilities: 6 the release's own label, 0 by a default (0.0 %)" in conversion.notes
     answers_of = {
         (j["prompt_id"], j["question_id"]): j["answer"] for j in _jsonl(bundle / "judgments.jsonl")
     }

@@ -69,6 +69,7 @@ def test_prompts_and_concepts_of_both_languages(release, tmp_path):
         "en: 4 prompts, 17 questions (10 roots, 7 with parents), 3 text targets",
         "zh: 3 prompts, 9 questions (7 roots, 2 with parents), 0 text targets",
         "concepts: 5, 2 shared by English and Chinese",
+        "capabilities: 24 by a rule, 2 by a default (7.7 %)",
     ]
     # what the GPU path reads is a valid questions table (parents inside the prompt, acyclic)
     assert read_questions_file(tmp_path / "bank" / "questions.jsonl").num_rows == 26
@@ -118,6 +119,25 @@ def test_questions_parents_capabilities_and_text_targets_worked_by_hand(release,
     assert got == expected
     assert questions[("text-000-en", "q1")]["text"] == 'Does the image show the text "OPEN LATE"?'
     assert questions[("human-000-en", "q5")]["text"] == "Is there a spoon?"
+
+
+def test_every_question_says_where_its_capability_came_from(release, tmp_path):
+    """capability_source names the rule, and a fallback as a default (a converter that wrote a
+    fallback as `rule:` would hide it from the default share); the summary counts them."""
+    conversion = convert_oneig_questions(release, tmp_path / "bank")
+    sources = {
+        (q["prompt_id"].removeprefix("oneig-"), q["question_id"]): q["capability_source"]
+        for q in _read(tmp_path / "bank" / "questions.jsonl")
+    }
+    assert sources[("anime-000-en", "q1")] == "rule:entity_noun"
+    assert sources[("anime-000-en", "q3")] == "rule:predicate_color"
+    assert sources[("object-000-en", "q4")] == "default:entity_noun_unlisted"
+    assert sources[("object-000-en", "q5")] == "default:unmapped"
+    assert sources[("object-000-en", "q6")] == "rule:quoted_text"
+    assert sources[("text-000-en", "q1")] == "rule:derived_text_question"
+    assert sources[("multilingualism-000-zh", "q3")] == "rule:predicate_knowledge"  # 传统习俗
+    # the 26 questions of the table above, 2 of them (q4, q5 of object-000-en) by a default
+    assert "capabilities: 24 by a rule, 2 by a default (7.7 %)" in conversion.notes
 
 
 def test_every_dirty_class_is_reported_with_its_file_line_and_reason(release, tmp_path):

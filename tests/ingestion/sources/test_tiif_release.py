@@ -250,6 +250,17 @@ def test_prompts_and_questions_of_the_hand_release(release, tmp_path):
             q = questions[(f"{concept}-{form}", question_id)]
             assert (q["capability"], q["parents"], q["entity"]) == (capability, parents, entity)
             assert q["text_target"] is None
+    # where each capability came from: a fallback is a default, never a rule
+    sources = {key: q["capability_source"] for key, q in questions.items()}
+    assert sources[("tiif-color_2d-2-short", "q1")] == "rule:entity_noun"
+    assert sources[("tiif-color_2d-2-short", "q2")] == "default:entity_noun_unlisted"
+    assert sources[("tiif-color_2d-2-short", "q5")] == "default:color+2d"
+    assert sources[("tiif-negation-0-long", "q2")] == "rule:absence"
+    assert sources[("tiif-negation-0-long", "q3")] == "rule:predicate_place"
+    assert questions[("tiif-negation-0-long", "q3")]["compliant_answer"] == "no"
+    assert questions[("tiif-color_2d-2-long", "q3")]["compliant_answer"] == "yes"
+    # 24 questions: q2 and q5 of color+2d line 1, under both prompts, by a default
+    assert "capabilities: 20 by a rule, 4 by a default (16.7 %)" in conversion.notes
     assert conversion.counts == {
         "prompts": 8,
         "questions": 24,
