@@ -4,13 +4,16 @@ converters of TIIF-Bench and OneIG-Bench try their release's own forms first (qu
 existence, TIIF's logic statements) and then this; it never reads the category a release filed
 the prompt under.
 
-The question is split into its subject ("the girl's hair", 少女的头发) and its predicate ("grey",
-是灰色的); the predicate's words are looked up in the cue lists of `seeds/oneig_cue_words.csv`
-in the order of `PREDICATE_ORDER`, so a word of the subject ("Is the red car parked?") never
-decides. Where no cue word fires, the form of the predicate decides (`FORM_DEFAULTS`): an
-adjective of one thing is a condition (`state`), an action on another entity `interaction`, a
-place `spatial`, a whole-image quality `emotion_atmosphere`. Each answer names the rule that
-gave it (`capability_source` = `rule:<name>`); None means the question has no form read here.
+Existence questions first say what kind of thing is there (`existence_kind`: an absence, a
+part, text, light, a place in the frame, a named thing), then WordNet's nouns stand in for the
+noun lists of seeds/ (`wordnet_capability`). Any other question is split into its subject ("the
+girl's hair", 少女的头发) and its predicate ("grey", 是灰色的); the predicate's form and words
+decide (`attribute_en`, `attribute_zh`: the order of their checks is docs/attribution.md's), the
+cue lists of `seeds/oneig_cue_words.csv` read on the predicate only, so a word of the subject
+("Is the red car parked?") never does. Where nothing fires, the form's default: an attribute of
+one thing is its condition (`state`), a whole-image quality `emotion_atmosphere`. Each answer
+names the rule that gave it (`capability_source` = `rule:<name>`); None means the question has
+no form read here.
 """
 
 from __future__ import annotations
@@ -29,11 +32,9 @@ LANGUAGES = ("en", "zh")
 TEXT = "text_rendering"
 COUNT = "quantification_comparison"
 
-# The cue capabilities tried on the predicate, in order (the first that fires wins): rendered
-# text and style name the medium; counts and comparisons, then the relations (an action on
-# another entity before a place: "spiking the ball on the court" is the action), then the
-# attributes, then the whole-image qualities.
-PREDICATE_ORDER = (
+# What the cue seed may name: the attributes, relations and whole-image qualities a predicate
+# names, and `humans` (a kind of person: "Is the woman young?")
+CUE_CAPABILITIES = (
     TEXT,
     "style",
     COUNT,
@@ -48,10 +49,8 @@ PREDICATE_ORDER = (
     "state",
     "emotion_atmosphere",
     "part_whole",
+    "humans",
 )
-
-# What the cue seed may name: the predicate's capabilities and `humans` (a kind of person)
-CUE_CAPABILITIES = (*PREDICATE_ORDER, "humans")
 
 
 @dataclass(frozen=True)
@@ -71,8 +70,8 @@ def read_cue_words(
     capabilities: set[str], path: Path = DEFAULT_CUE_WORDS
 ) -> tuple[Cues, list[Problem]]:
     """The cue words per language and capability (lower case), and a problem for every row
-    whose language is not en or zh or whose capability no cue rule tries (`CUE_CAPABILITIES`) or the
-    taxonomy lacks."""
+    whose language is not en or zh, or whose capability no cue rule reads (`CUE_CAPABILITIES`)
+    or the taxonomy lacks."""
     cues: dict[str, dict[str, set[str]]] = {language: defaultdict(set) for language in LANGUAGES}
     problems = []
     with path.open(newline="", encoding="utf-8") as handle:
@@ -128,18 +127,8 @@ _ZH_NEGATION = re.compile(
     r"(?<!有)没有|(?<!有)没(?!有)|空无|空荡|(?<!天)空的|(?<!天)空着|无人|无一|不含"
 )
 _ZH_TEXT_THINGS = ("文字", "字样", "字母", "标语", "标题", "题字", "签名", "数字", "字")
-_ZH_LIGHT_THINGS = (
-    "影子",
-    "阴影",
-    "光晕",
-    "光芒",
-    "光线",
-    "灯光",
-    "阳光",
-    "月光",
-    "倒影",
-    "反光",
-    "光",
+_ZH_LIGHT_THINGS = tuple(
+    ["影子", "阴影", "光晕", "光芒", "光线", "灯光", "阳光", "月光", "倒影", "反光", "光"]
 )
 # A capitalised word past the first, not in capitals throughout ("ID"), names a particular
 # person, place or work: only world knowledge can judge it (docs/attribution.md, 1 and 8)
@@ -552,42 +541,44 @@ _EN_KNOWLEDGE = _words_of(
     "traditional tradition cultural culture custom customs festival festive historical "
     "historic history landmark famous iconic ancient heritage ritual ceremonial folk dynasty"
 )
-_ZH_KNOWLEDGE = (
-    "长城",
-    "兵马俑",
-    "天坛",
-    "故宫",
-    "舞龙",
-    "舞狮",
-    "皮影",
-    "剪纸",
-    "京剧",
-    "书法",
-    "旗袍秀",
-    "传统",
-    "习俗",
-    "文化",
-    "节日",
-    "民俗",
-    "历史",
-    "古迹",
-    "名胜",
-    "地标",
-    "著名",
-    "朝代",
-    "王朝",
-    "礼仪",
-    "仪式",
-    "非遗",
-    "京剧",
-    "书法",
-    "春节",
-    "中秋",
-    "端午",
-    "元宵",
-    "清明",
-    "重阳",
-    "七夕",
+_ZH_KNOWLEDGE = tuple(
+    [
+        "长城",
+        "兵马俑",
+        "天坛",
+        "故宫",
+        "舞龙",
+        "舞狮",
+        "皮影",
+        "剪纸",
+        "京剧",
+        "书法",
+        "旗袍秀",
+        "传统",
+        "习俗",
+        "文化",
+        "节日",
+        "民俗",
+        "历史",
+        "古迹",
+        "名胜",
+        "地标",
+        "著名",
+        "朝代",
+        "王朝",
+        "礼仪",
+        "仪式",
+        "非遗",
+        "京剧",
+        "书法",
+        "春节",
+        "中秋",
+        "端午",
+        "元宵",
+        "清明",
+        "重阳",
+        "七夕",
+    ]
 )
 
 
