@@ -5,13 +5,13 @@ question_writer.construct_questions like any writer's. On CPU it runs the tiny t
 (tiny.build_tiny_text_lm); on GPUs the vLLM writer (vllm_backend.VllmQuestionWriter) is the fast
 path for the paper's Qwen3-235B-A22B.
 
-The same loaded causal LM attributes questions (`TransformersCapabilityAttributor`, METHOD 13a):
-not by free generation but by scoring. For each question it reads the log-probability of every
-taxonomy key's answer `{"capability": "<key>"}` after the instruction and takes the most probable:
-the model's own choice among the answers the schema allows (constrained decoding's target, exactly,
-where greedy constrained decoding can commit to a first token whose key is less probable), always a
-valid key, deterministic. Per question the instruction runs once and its key-value cache serves
-every key's continuation, batched.
+The same loader (`load_causal_lm`) serves the capability attributor
+(`TransformersCapabilityAttributor`, METHOD 13a), which does not generate but scores: for each
+question the log-probability of every taxonomy key's answer `{"capability": "<key>"}` after the
+instruction, the most probable taken. That is the model's own choice among the answers the schema
+allows (what constrained decoding aims at, exactly: greedy constrained decoding can commit to a
+first token whose key is the less probable), always a valid key, deterministic. Per question the
+instruction runs once and its key-value cache serves every key's continuation, batched.
 """
 
 from __future__ import annotations
