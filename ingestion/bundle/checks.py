@@ -144,7 +144,8 @@ def meaning_checks(check_generators: bool) -> list[_Check]:
         _row_check(
             "questions",
             "compliant_answer NOT IN ('yes', 'no')",
-            "format('compliant_answer must be ''yes'', ''no'' or null, got {}', q(compliant_answer))",
+            "format('compliant_answer must be ''yes'', ''no'' or null, got {}', "
+            "q(compliant_answer))",
         ),
         _row_check(
             "questions",

@@ -270,6 +270,28 @@ CATALOGUE = [
         6,
         "p_yes must be within [0, 1], got 1.5",
     ),
+    # where a question's capability came from and what a compliant image answers (issue 32)
+    Refused(
+        "compliant_answer other than yes or no",
+        with_value("questions", 2, "compliant_answer", "maybe"),
+        "questions.jsonl",
+        2,
+        "compliant_answer must be 'yes', 'no' or null, got 'maybe'",
+    ),
+    Refused(
+        "empty capability_source",
+        with_value("questions", 3, "capability_source", " "),
+        "questions.jsonl",
+        3,
+        "empty capability_source (null when unknown)",
+    ),
+    Refused(
+        "rule_capability not in the taxonomy",
+        with_value("questions", 3, "rule_capability", "colour"),
+        "questions.jsonl",
+        3,
+        "unknown rule_capability 'colour' (not in the taxonomy)",
+    ),
     # answers: yes/no up to case and white space are normalised (test_bundle_leniency.py); the
     # rest refused
     Refused(
