@@ -9,7 +9,8 @@ progress is plain lines.
 
 The generator is the tiny Stable Diffusion built in code (random weights, saved, loaded by the
 real `StableDiffusionPipeline`); the judge and the OCR reader are the cpu profile's tiny
-Qwen3-VL, whose OCR answer is forced so a reading ends at once (`tiny_models`, conftest.py)."""
+Qwen3-VL, judging "yes" and with its OCR answer forced so a reading ends at once
+(`tiny_models`, conftest.py)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import copy_warehouse, query, run_cli, run_cli_on_a_terminal, run_main
-from tests.ingestion.backends.forced_answers import force_answer, force_judge_answer
-from tests.qct2i.conftest import OCR_ANSWER
 
 MODEL = "tiny-new"
 SMALL = ["--steps", "2", "--width", "32", "--height", "32"]
@@ -30,15 +29,10 @@ UNITS = ("images drawn", "images judged", "images read")  # what the progress co
 
 
 @pytest.fixture(scope="module")
-def yes_models(tiny_vl, tmp_path_factory) -> Path:
-    """QCT2I_TINY_MODELS whose tiny Qwen3-VL judges every question "yes" and reads OCR_ANSWER."""
-    import shutil
-
-    root = tmp_path_factory.mktemp("tiny-yes")
-    shutil.copytree(tiny_vl, root / "qwen3_vl")
-    force_judge_answer(root / "qwen3_vl", "yes")
-    force_answer(root / "qwen3_vl", OCR_ANSWER)
-    return root
+def yes_models(tiny_models) -> Path:
+    """QCT2I_TINY_MODELS whose tiny Qwen3-VL judges every question "yes" and reads OCR_ANSWER
+    (the console tests' models, tests/qct2i/conftest.py)."""
+    return tiny_models
 
 
 @pytest.fixture(scope="module")
