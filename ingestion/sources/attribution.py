@@ -189,6 +189,38 @@ _EN_FRAME_POSITION = re.compile(
     r"\b(?:on|in|at|to) the (?:left|right|top|bottom|upper|lower|center|centre|middle|corner|"
     r"background|foreground)\b(?!\s+(?:of|side of)\b)"
 )
+_IRREGULAR_PLURALS = {
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "children": "child",
+    "feet": "foot",
+    "teeth": "tooth",
+    "geese": "goose",
+    "mice": "mouse",
+    "knives": "knife",
+    "leaves": "leaf",
+    "shelves": "shelf",
+    "wolves": "wolf",
+    "scarves": "scarf",
+}
+
+
+def word_forms(word: str) -> set[str]:
+    """The word and what it is if it is a plural ("cups" -> cup, "berries" -> berry, "boxes" ->
+    box, "people" -> person): two words name the same thing when their forms meet."""
+    forms = {word}
+    if word in _IRREGULAR_PLURALS:
+        forms.add(_IRREGULAR_PLURALS[word])
+    if len(word) > 3 and word.endswith("ies"):
+        forms.add(word[:-3] + "y")
+    if len(word) > 3 and word.endswith("es"):
+        forms.add(word[:-2])
+    if len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
+        forms.add(word[:-1])
+    return forms
+
+
 _wordnet: dict[str, str] = {}
 
 
@@ -479,19 +511,8 @@ def _en_there(text: str, phrase: list[str], cues) -> Attribution | None:
     kind = existence_kind(text, head_words[-1], " ".join(head_words), "en")
     if kind is not None:
         return kind
-    entity = wordnet_capability(_en_forms(head_words[-1]))
+    entity = wordnet_capability(word_forms(head_words[-1]))
     return Attribution(entity, "entity_noun_wordnet") if entity else None
-
-
-def _en_forms(word: str) -> set[str]:
-    forms = {word}
-    if len(word) > 3 and word.endswith("ies"):
-        forms.add(word[:-3] + "y")
-    if len(word) > 3 and word.endswith("es"):
-        forms.add(word[:-2])
-    if len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
-        forms.add(word[:-1])
-    return forms
 
 
 def _en_possession(subject, owned, cues) -> Attribution:

@@ -20,10 +20,11 @@ from ingestion.sources.attribution import (
     capability_source,
     existence_kind,
     read_cue_words,
+    word_forms,
     wordnet_capability,
 )
 from ingestion.sources.tiif_questions import DEFAULT_ENTITY_NOUNS as TIIF_ENTITY_NOUNS
-from ingestion.sources.tiif_questions import quoted_strings, word_forms
+from ingestion.sources.tiif_questions import quoted_strings
 
 DEFAULT_CATEGORY_MAP = SEEDS_DIR / "oneig_category_map.csv"
 DEFAULT_ENTITY_NOUNS = SEEDS_DIR / "oneig_entity_nouns.csv"

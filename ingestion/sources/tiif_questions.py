@@ -19,6 +19,7 @@ from ingestion.sources.attribution import (
     capability_source,
     existence_kind,
     read_cue_words,
+    word_forms,
     wordnet_capability,
 )
 from ingestion.sources.release_common import DirtyRow
@@ -64,21 +65,6 @@ _PHRASE_ENDS = _words_of(
 # "a pair of boots", "a group of people": the head is what follows "of".
 _QUANTIFIERS = _words_of("pair group row stack set bunch couple collection pile herd flock")
 _ARTICLES = _words_of("a an the some any")
-_IRREGULAR_PLURALS = {
-    "people": "person",
-    "men": "man",
-    "women": "woman",
-    "children": "child",
-    "feet": "foot",
-    "teeth": "tooth",
-    "geese": "goose",
-    "mice": "mouse",
-    "knives": "knife",
-    "leaves": "leaf",
-    "shelves": "shelf",
-    "wolves": "wolf",
-    "scarves": "scarf",
-}
 
 
 def existence_phrase(text: str) -> str | None:
@@ -104,21 +90,6 @@ def head_words(phrase: str) -> list[str]:
             break
         kept.append(word.removesuffix("'s"))
     return kept
-
-
-def word_forms(word: str) -> set[str]:
-    """The word and what it is if it is a plural ("cups" -> cup, "berries" -> berry, "boxes" ->
-    box, "people" -> person): two words name the same thing when their forms meet."""
-    forms = {word}
-    if word in _IRREGULAR_PLURALS:
-        forms.add(_IRREGULAR_PLURALS[word])
-    if len(word) > 3 and word.endswith("ies"):
-        forms.add(word[:-3] + "y")
-    if len(word) > 3 and word.endswith("es"):
-        forms.add(word[:-2])
-    if len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
-        forms.add(word[:-1])
-    return forms
 
 
 def _words(text: str) -> list[str]:

@@ -15,13 +15,13 @@ import pytest
 
 from ingestion.bundle import read_bundle
 from ingestion.bundle.load import default_capabilities
+from ingestion.sources.attribution import word_forms
 from ingestion.sources.release_common import REPORT_FILE
 from ingestion.sources.tiif_questions import (
     concept_questions,
     existence_phrase,
     head_words,
     read_rules,
-    word_forms,
 )
 from ingestion.sources.tiif_release import (
     APPLIED_CLASSES,
