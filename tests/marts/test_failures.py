@@ -114,7 +114,8 @@ def test_draw_counts_are_the_draws_where_the_deficit_is_defined(hand_published):
     chart quotes it). Pooled color needs cA (only cA has color questions), m2's pooled text
     rendering needs cB (m2 has no cA text evidence), and m1's en animals has no field: 0. The
     draws holding each concept are counted from the bootstrap's weights (concepts in id order,
-    the dbt vars' draws and seed), not from method.deficits."""
+    the dbt vars' draws and seed), not from method.deficits. Planted bug it catches (issue 36):
+    `n_draws = np.full(observed.shape, len(replicates))` in method/deficits.py (2000 != 1488)."""
     project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))
     draws = int(project["vars"]["reliability_bootstrap_draws"])
     seed = int(project["vars"]["reliability_bootstrap_seed"])
@@ -288,7 +289,9 @@ def test_examples_one_per_concept_most_judges_failing_first(two_judge_examples):
     m1 text_rendering: cB-en q2 fails with both judges, cA-en q7 with one (the second passes it):
     cB first, against the alphabet and the one-judge world's hash order.
     m2 logical_constraints: cD-en and cE-en each fail with one judge; cD-en's second judge passes
-    it, cE-en's is missing: cE-en first, though md5 (d523... < f556...) would put cD-en first."""
+    it, cE-en's is missing: cE-en first, though md5 (d523... < f556...) would put cD-en first.
+    Planted bug it catches (issue 36): `ranked`'s order turned around (n_judges_failing asc,
+    n_judges_complying desc) in fct_failure_examples.sql."""
     assert _md5("m1/cC-zh/q1") < _md5("m1/cC-en/q1")
     assert _md5("m1/cE-en/q1") < _md5("m1/cC-zh/q1")
     assert _md5("m2/cD-en/q1") < _md5("m2/cE-en/q1")
