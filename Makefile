@@ -127,15 +127,17 @@ gpu-bench:
 	$(GPU_PYTHON) -m bench.gpu_bench --out bench/gpu_bench_out $(BENCH_ARGS)
 
 # The dry run's environment: only what the GPU machine has (torch, transformers 5.17, accelerate,
-# safetensors, numpy, pillow, and requests, which diffusers checks at import) and the carried wheels
-# installed without their dependencies, so a dry run here imports what the bench can import there
-# (tests/bench/test_gpu_bench_dry_run.py). No bytecode at install: one process of the dry run
-# imports the libraries (its children are forked), so compiling at import is the cheaper side
-# (docs/testing.md has the figures).
+# safetensors, numpy, pillow, requests, and peft, which diffusers imports whenever it is installed)
+# and the carried wheels installed without their dependencies, so a dry run here imports what the
+# bench can import there (tests/bench/test_gpu_bench_dry_run.py). Not torchvision, which the
+# machine has: PyPI's torchvision 0.28.0 for torch 2.13 is built against CUDA torch and fails at
+# import beside the CPU build ("operator torchvision::nms does not exist"; docs/gpu.md).
+# No bytecode at install: one process of the dry run imports the libraries (its children are
+# forked), so compiling at import is the cheaper side (docs/testing.md has the figures).
 $(GPU_BENCH_STAMP): $(DIFFUSERS_WHEEL)
 	$(call uv_venv,$(GPU_BENCH_VENV))
 	$(call uv_pip,$(GPU_BENCH_BIN)) torch==2.13.0 transformers==5.17.0 accelerate==1.15.0 \
-		safetensors numpy pillow requests
+		safetensors numpy pillow requests peft==0.21.2
 	$(call uv_pip,$(GPU_BENCH_BIN)) --no-deps $(GPU_WHEELS)/*.whl
 	touch $(GPU_BENCH_STAMP)
 
