@@ -114,7 +114,7 @@ def capability_source(rule: str, category: str) -> str:
 # -- existence: what kind of thing is said to be there -------------------------------------------
 
 WORDNET_NOUNS = Path(__file__).with_name("lexicons") / "wordnet_nouns.tsv"
-_EN_NEGATION = _words_of("no not nothing none nobody without never empty free")
+_EN_NEGATION = _words_of("no not nothing none nobody without never empty free blank")
 _EN_TEXT_THINGS = _words_of(
     "text texts writing words word letters lettering caption captions inscription slogan title "
     "headline font typography logo label labels handwriting signature number numbers digits"
@@ -151,22 +151,7 @@ def existence_kind(text: str, head: str, phrase: str, language: str) -> Attribut
     absence, a part, text, light or a named thing (docs/attribution.md, 1 and 7); None when it
     is an entity (the noun lists decide)."""
     if language == "en":
-        words = phrase.lower().split()
-        if set(words[:2]) & _EN_NEGATION:
-            return Attribution("logical_constraints", "existence_absence")
-        if _EN_WORN_FORM.search(text.lower()):  # "Is there a jacket that the girl is wearing?"
-            return Attribution("interaction", "existence_worn_or_held")
-        if head in ("background", "foreground") or _EN_FRAME_POSITION.search(text.lower()):
-            return Attribution("spatial", "existence_placed")
-        if head in _EN_BODY_PARTS or head.removesuffix("s") in _EN_BODY_PARTS:
-            return Attribution("part_whole", "existence_part")
-        if head in _EN_TEXT_THINGS:
-            return Attribution(TEXT, "existence_text")
-        if head in _EN_LIGHT_THINGS:
-            return Attribution("lighting", "existence_light")
-        if proper_name(text):
-            return Attribution("scientific_cultural_knowledge", "existence_named")
-        return None
+        return _en_existence_kind(text, head, phrase)
     if _ZH_NEGATION.search(text):
         return Attribution("logical_constraints", "existence_absence")
     if any(
@@ -180,14 +165,80 @@ def existence_kind(text: str, head: str, phrase: str, language: str) -> Attribut
         return Attribution("lighting", "existence_light")
     if any(word in head for word in _ZH_KNOWLEDGE):
         return Attribution("scientific_cultural_knowledge", "existence_named")
+    if head in ("背景", "前景"):  # a region of the frame, as "Is there a background?"
+        return Attribution("spatial", "existence_placed")
+    if any(word in head for word in ("色调", "配色", "颜色")):  # 大地色调的配色方案
+        return Attribution("color", "existence_color")
     return None
+
+
+def _en_existence_kind(text: str, head: str, phrase: str) -> Attribution | None:
+    lowered = text.lower()
+    words = phrase.lower().split()
+    person = head in _EN_PEOPLE or wordnet_capability(word_forms(head)) == "humans"
+    if set(words[:2]) & _EN_NEGATION:
+        return Attribution("logical_constraints", "existence_absence")
+    # "Is there a jacket that the girl is wearing?"; not "Are there people wearing hoodies?",
+    # whose head is the people (convention 1: the rest modifies them)
+    if _EN_WORN_FORM.search(lowered) and not person:
+        return Attribution("interaction", "existence_worn_or_held")
+    if head in ("background", "foreground") or _EN_FRAME_POSITION.search(lowered):
+        return Attribution("spatial", "existence_placed")
+    if head in _EN_BODY_PARTS or head.removesuffix("s") in _EN_BODY_PARTS:
+        return Attribution("part_whole", "existence_part")
+    if head in _EN_TEXT_THINGS:
+        return Attribution(TEXT, "existence_text")
+    if head in _EN_LIGHT_THINGS:
+        return Attribution("lighting", "existence_light")
+    if proper_name(text) or head in _EN_KNOWLEDGE_THINGS or set(words) & _EN_KNOWLEDGE:
+        return Attribution("scientific_cultural_knowledge", "existence_named")
+    if head in _EN_MEDIA or (head in ("detail", "details") and set(words) & _EN_REALISM):
+        return Attribution("style", "existence_medium")  # "Is there a photograph?": the medium
+    return _en_existence_placed(lowered, head)
+
+
+# A medium of the whole image, and the words of a lifelike rendering (convention 6)
+_EN_MEDIA = _words_of("photograph photography photo image illustration rendering render")
+_EN_REALISM = _words_of(
+    "realistic photorealistic photorealism lifelike true-to-life hyperrealistic hyper-realistic "
+    "authentic genuine"
+)
+_EN_KNOWLEDGE_THINGS = _words_of("folklore legend legends myth myths mythology tale tales fable")
+# a place relative to another entity ("Is there bread on the table?"), not containment in the
+# frame or a room ("in the image", "in the box": the entity is the requirement)
+_EN_RELATIVE_PLACE = re.compile(
+    r"\b(?:on top of|in front of|next to|on|under|underneath|beneath|behind|beside|above|below|"
+    r"near|atop|between|against|along)\s+(?:the|a|an|his|her|its|their|some|two)\s+"
+    r"(?P<object>[a-z' -]+?)(?=\s+(?:in|on|of|with|at|and)\b|[?.,]|$)"
+)
+
+
+def _en_existence_placed(lowered: str, head: str) -> Attribution | None:
+    """ "Is there bread on the table?": where the thing is, relative to another one (convention
+    3), unless it is worn by the person named there ("Are there earrings on the girl?")."""
+    place = _EN_RELATIVE_PLACE.search(lowered.split(" answer with")[0])
+    if place is None:
+        return None
+    placed_on = place["object"].split()[-1]
+    worn = (head in _EN_WORN_OR_HELD or head.removesuffix("s") in _EN_WORN_OR_HELD) and not (
+        head.startswith(("tattoo", "makeup"))
+    )
+    on_body = placed_on in _EN_BODY_PARTS or placed_on.removesuffix("s") in _EN_BODY_PARTS
+    if worn and (
+        on_body or placed_on in _EN_PEOPLE or wordnet_capability(word_forms(placed_on)) == "humans"
+    ):
+        return Attribution("interaction", "existence_worn_or_held")
+    if on_body:  # "Is there a tattoo on the arm?": a mark of the body
+        return Attribution("part_whole", "existence_part")
+    return Attribution("spatial", "existence_placed")
 
 
 _EN_WORN_FORM = re.compile(r"\b(?:worn|wearing|held by|holding|carried by)\b")
 # a place in the frame, not relative to another entity ("Is there a window on the left?")
 _EN_FRAME_POSITION = re.compile(
     r"\b(?:on|in|at|to) the (?:left|right|top|bottom|upper|lower|center|centre|middle|corner|"
-    r"background|foreground)\b(?!\s+(?:of|side of)\b)"
+    r"background|foreground)(?:\s+(?:side|corner|half|part|edge))?"
+    r"(?=\s*(?:[?.,]|$|of the (?:image|picture|photo|frame|scene)|answer\b))"
 )
 _IRREGULAR_PLURALS = {
     "people": "person",
@@ -222,6 +273,19 @@ def word_forms(word: str) -> set[str]:
 
 
 _wordnet: dict[str, str] = {}
+
+
+def participle_after_noun(word: str, before: list[str]) -> bool:
+    """Whether `word` is a verb's -ing form that follows its noun and so ends the noun phrase
+    ("a character | sipping from a cup", "children | carrying kites"), not a modifier before
+    its noun ("a glowing lantern") or a noun itself ("a painting")."""
+    return (
+        len(word) > 4
+        and word.endswith("ing")
+        and bool(before)
+        and wordnet_capability(word_forms(before[-1])) is not None
+        and wordnet_capability({word}) is None
+    )
 
 
 def wordnet_capability(forms: set[str]) -> str | None:
@@ -261,6 +325,7 @@ _EN_SCENE_SUBJECTS = _words_of(
     "scene image picture photo photograph painting artwork illustration setting environment "
     "atmosphere mood ambiance ambience overall composition background foreground view "
     "it this world tone vibe feel feeling layout design composition perspective photos photographs "
+    "backdrop scenery "
     "images pictures shot frame artwork"
 )
 _EN_PEOPLE = _words_of(
@@ -283,6 +348,7 @@ _EN_ACTION_VERBS = _words_of(
     "protect protecting guard guarding attack attacking bite biting tie tying open opening "
     "adorned accompanied surrounded covered filled decorated topped held"
 )
+_EN_AGES = _words_of("young younger old older elderly aged middle-aged teenage adult")
 _EN_COMPARATIVES = re.compile(
     r"\b(?:than|more|fewer|less|most|least|same\s+(?:size|height|number|amount|length)|"
     r"as\s+\w+\s+as|number\s+of|exactly|twice|\w+est)\b"
@@ -391,7 +457,16 @@ def _en_split(words: list[str], cues: dict[str, frozenset[str]]) -> tuple[list[s
         at = max(len(words) - 1, min(start, len(words) - 1))
         if at == 0:
             return [], words
-    return words[:at], words[at:]
+    rest = words[at:]
+    mood_words = cues.get("emotion_atmosphere", frozenset())
+    if (  # "the waiter behind the bar | cheerful": the place picks the subject out
+        len(rest) >= 4
+        and rest[0] in _EN_PREPOSITIONS
+        and rest[-1] in cue_words | mood_words
+        and rest[-2] not in _EN_DETERMINERS | _EN_PREPOSITIONS
+    ):
+        return words[: len(words) - 1], rest[-1:]
+    return words[:at], rest
 
 
 _EN_DOES_VERBS = _words_of(
@@ -676,7 +751,7 @@ _EN_STYLE_PHRASES = re.compile(
 )
 _EN_MOOD_WORDS = _words_of(
     "atmosphere atmospheric mood moody feel feels feeling vibe ambiance ambience convey conveys "
-    "evoke evokes exude exudes aura"
+    "evoke evokes exude exudes aura symbolize symbolizes symbolise symbolises embody embodies"
 )
 _EN_WEATHER = _words_of(
     "raining rain rainy snowing snow snowy foggy fog misty mist stormy storm cloudy overcast"
@@ -701,8 +776,57 @@ def _en_action_later(predicate: list[str]) -> bool:
     return False
 
 
+_EN_PLACING = _words_of(
+    "sitting standing lying resting perched hanging leaning kneeling squatting crouching "
+    "placed set positioned located situated propped stacked"
+)
+_EN_RELATIVE_POSITION = re.compile(
+    r"\b(?:(?:left|right|north|south|east|west|ahead|outside|inside|atop|in front|on top) of|"
+    r"alongside|on the same|on opposite|on either side|hidden (?:by|behind|under)|"
+    r"(?:hid|hide|hides|hiding|occlude|occludes|occluding|occluded|overlap|overlaps|overlapping|"
+    r"overlook|overlooks|overlooking|obscure|obscures|obscuring|obscured)\b)"
+)
+
+
+def _en_subject_nouns(subject: list[str]) -> list[str]:
+    """The subject's words up to its first preposition, less determiners: its last is the head
+    ("the woman behind the counter" -> woman; "one of the characters" -> characters)."""
+    words = [word for word in subject if word not in _EN_DETERMINERS]
+    if words[:2] and words[0] == "one" and words[1:2] == ["of"]:
+        words = words[2:]
+    for at, word in enumerate(words):
+        if at and word in _EN_PREPOSITIONS:
+            return words[:at]
+    return words
+
+
+def _en_animate(nouns: list[str]) -> bool:
+    return bool(nouns) and (
+        nouns[-1] in _EN_PEOPLE
+        or wordnet_capability(word_forms(nouns[-1])) in ("humans", "animals")
+    )
+
+
+def _en_relation(subject: list[str], predicate: list[str], said: str) -> Attribution | None:
+    """Where a thing is (convention 3): relative to another ("left of the can", "hidden by the
+    tree", "hiding the small bear") is spatial; a posture with a place is the posture of a person
+    or an animal (state) but only the position of a thing ("Is the book resting on a table?",
+    which has no posture of its own)."""
+    if _EN_RELATIVE_POSITION.search(" ".join([*subject, said])):
+        return Attribution("spatial", "predicate_relative_place")
+    first = predicate[0] if predicate else ""
+    if first in _EN_PLACING and len(predicate) > 1 and predicate[1] in _EN_SPATIAL_STARTS:
+        nouns = _en_subject_nouns(subject)
+        if first == "set" and predicate[1] in ("in", "at", "during"):
+            return None  # "set in spring": a time, read later
+        if _en_animate(nouns) or predicate[-2:] in (["its", "side"], ["its", "back"]):
+            return Attribution("state", "predicate_posture")
+        return Attribution("spatial", "predicate_place")
+    return None
+
+
 def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
-    nouns = [word for word in subject if word not in _EN_DETERMINERS]
+    nouns = _en_subject_nouns(subject)
     scene = not nouns or nouns[-1] in _EN_SCENE_SUBJECTS
     person = bool(nouns) and nouns[-1] in _EN_PEOPLE
     said = " ".join(predicate)
@@ -721,8 +845,14 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         return Attribution("material", "predicate_material")
     if set(predicate) & _EN_CORRECTNESS:
         return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
-    if _EN_STYLE_PHRASES.search(said):
-        return Attribution("style", "predicate_style")
+    if _EN_STYLE_PHRASES.search(said) or set(predicate) & _EN_REALISM or "true to life" in said:
+        return Attribution("style", "predicate_style")  # the rendering, whatever the subject
+    if (  # "bathed in spring light", "under the sunlight"
+        len(predicate) > 1
+        and predicate[-1] in _EN_LIGHT_THINGS
+        and (predicate[0] in _EN_PREPOSITIONS or predicate[0].endswith("ed"))
+    ):
+        return Attribution("lighting", "predicate_lighting")
     if set(predicate) & _EN_MOOD_WORDS:
         return Attribution("emotion_atmosphere", "predicate_mood")
     if set(predicate) & _EN_LIGHT_VERBS:
@@ -734,7 +864,12 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     if _EN_ERA.search(said):
         return Attribution("temporal_setting", "predicate_temporal")
     if person and _en_has_cue(predicate, _en_cue_words(cues, "humans")):
+        if set(predicate) & _EN_AGES:  # "Is the woman young?": her condition, as 女子年轻吗
+            return Attribution("state", "predicate_age")
         return Attribution("humans", "predicate_kind_of_person")
+    relation = _en_relation(subject, predicate, said)
+    if relation is not None:
+        return relation
     if _en_has_cue(predicate, _en_cue_words(cues, TEXT)) or (
         _en_has_cue(subject, _en_cue_words(cues, TEXT)) and not predicate
     ):
@@ -820,7 +955,8 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         if _en_has_cue(predicate, _en_cue_words(cues, capability)):
             return Attribution(capability, f"predicate_{capability}")
     if _en_has_cue(predicate, _en_cue_words(cues, "emotion_atmosphere")):
-        if person or not scene:
+        # a person's (or her face's) feeling is her state; a thing's, what it conveys
+        if person or _en_animate(nouns) or set(nouns) & _EN_BODY_PARTS:
             return Attribution("state", "predicate_expression")
         return Attribution("emotion_atmosphere", "predicate_mood")
     if _en_has_cue(predicate, _en_cue_words(cues, "state")):

@@ -19,6 +19,7 @@ from ingestion.sources.attribution import (
     attribute_zh,
     capability_source,
     existence_kind,
+    participle_after_noun,
     read_cue_words,
     word_forms,
     wordnet_capability,
@@ -133,7 +134,7 @@ def _en_head_words(words: list[str]) -> list[str]:
         if word == "of" and kept and kept[-1] in _EN_QUANTIFIERS:
             rest = [w for w in words[at + 1 :] if w not in ("a", "an", "the", "some", "any")]
             return _en_head_words(rest)
-        if word in _EN_PHRASE_ENDS:
+        if word in _EN_PHRASE_ENDS or participle_after_noun(word, kept):
             break
         kept.append(word.removesuffix("'s"))
     return [w for w in kept if not w.isdigit() and w not in _EN_COUNT_WORDS] or kept

@@ -18,6 +18,7 @@ from ingestion.sources.attribution import (
     attribute_en,
     capability_source,
     existence_kind,
+    participle_after_noun,
     read_cue_words,
     word_forms,
     wordnet_capability,
@@ -86,7 +87,7 @@ def head_words(phrase: str) -> list[str]:
     for at, word in enumerate(words):
         if word == "of" and kept and kept[-1] in _QUANTIFIERS:
             return head_words(" ".join(w for w in words[at + 1 :] if w not in _ARTICLES))
-        if word in _PHRASE_ENDS:
+        if word in _PHRASE_ENDS or participle_after_noun(word, kept):
             break
         kept.append(word.removesuffix("'s"))
     return kept

@@ -47,9 +47,9 @@ def synsets(wordnet: Path) -> dict[str, tuple[int, list[str]]]:
 
 
 def noun_capabilities(wordnet: Path = WORDNET) -> dict[str, str]:
-    """noun -> capability, by the noun's most frequent sense that is written in lower case (a
-    capitalised sense is a proper name's: "crane" is the machine, not the poet Hart Crane) and
-    is a thing that can be seen ("mug" is the cup, not the quantity a mug holds)."""
+    """noun -> capability, by the noun's sense that is written in lower case (a capitalised
+    sense is a proper name's: "crane" is the machine, not the poet Hart Crane) and is a thing
+    that can be seen, chosen by `_visible_sense`."""
     by_offset = synsets(wordnet)
     nouns = {}
     with (wordnet / "index.noun").open(encoding="latin-1") as handle:
@@ -60,12 +60,29 @@ def noun_capabilities(wordnet: Path = WORDNET) -> dict[str, str]:
             lemma, senses = parts[0], int(parts[2])
             if not lemma.isalpha():
                 continue
-            for offset in parts[-senses:]:
-                lexicographer_file, words = by_offset[offset]
-                if lemma in words and lexicographer_file in LEXICOGRAPHER_FILES:
-                    nouns[lemma] = LEXICOGRAPHER_FILES[lexicographer_file]
-                    break
+            offsets, tagged = parts[-senses:], int(parts[-senses - 1])
+            visible = [
+                (at, *by_offset[offset])
+                for at, offset in enumerate(offsets)
+                if lemma in by_offset[offset][1] and by_offset[offset][0] in LEXICOGRAPHER_FILES
+            ]
+            if visible:
+                nouns[lemma] = LEXICOGRAPHER_FILES[_visible_sense(lemma, visible, tagged)]
     return nouns
+
+
+def _visible_sense(lemma: str, visible: list[tuple[int, int, list[str]]], tagged: int) -> int:
+    """The lexicographer file of the sense a question means: the most frequent visible sense
+    where the corpus counted any (the first `tagged` senses are ordered by frequency); else
+    the first sense the noun heads (its synset's first word: "mug" the cup, not the "chump,
+    fool, ... mug" a person, whose senses no corpus counted); else the first visible sense."""
+    for at, lexicographer_file, _ in visible:
+        if at < tagged:
+            return lexicographer_file
+    for _, lexicographer_file, words in visible:
+        if words[0] == lemma:
+            return lexicographer_file
+    return visible[0][1]
 
 
 def main(argv: list[str]) -> None:

@@ -88,6 +88,18 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Is the scene gloomy?", "emotion_atmosphere"),
         ("Is the boy made of fabric?", "material"),
         ("Is the man holding an umbrella?", "interaction"),
+        # a posture with a place: an animal's posture, a thing's position (convention 3)
+        ("Is the dog lying on the rug?", "state"),
+        ("Is the lamp standing beside the sofa?", "spatial"),
+        ("Is the vase left of the clock?", "spatial"),
+        ("Does the curtain hide the window?", "spatial"),  # occlusion is where, not an action
+        ("Is the scene set at night?", "temporal_setting"),  # "set" with a time stays a time
+        ("Is the man elderly?", "state"),  # an age is a condition, as 男子年长吗
+        ("Is the statue lifelike?", "style"),  # the rendering, whatever the subject
+        ("Is the room bathed in warm light?", "lighting"),
+        ("Is the poster blank?", "logical_constraints"),  # an absence
+        ("Is the old barn desolate?", "emotion_atmosphere"),  # what a thing conveys
+        ("Is the waiter behind the bar cheerful?", "state"),  # the person's, not the bar's
     ],
 )
 def test_english_predicates_by_hand(text, capability):
@@ -110,3 +122,24 @@ def test_english_predicates_by_hand(text, capability):
 def test_chinese_predicates_by_hand(text, capability):
     cues = oneig_questions.read_rules(default_capabilities())[0].cues["zh"]
     assert attribute_zh(text, cues).capability == capability
+
+
+@pytest.mark.parametrize(
+    ("text", "capability"),
+    [
+        ("Are there children carrying kites?", "humans"),  # the people; the rest modifies them
+        ("Is there a lamp on the desk?", "spatial"),  # placed relative to another entity
+        ("Are there rings on the woman?", "interaction"),  # worn by the person named
+        ("Is there a lamp on the left?", "spatial"),  # a place in the frame
+        ("Is there a scar on the left arm?", "part_whole"),  # "left arm" is no frame position
+        ("Is there a photograph?", "style"),  # the medium of the whole image
+        ("Is there traditional pottery?", "scientific_cultural_knowledge"),
+        ("Is there a plunger?", "man_made"),  # WordNet: the tool it heads, not a person
+    ],
+)
+def test_english_existence_by_hand(text, capability):
+    """Existence questions as OneIG's converter reads them (convention 1); guards the head
+    noun against its modifiers, the place rules and the WordNet sense choice."""
+    rules = oneig_questions.read_rules(default_capabilities())[0]
+    category = rules.categories["General_Object"]
+    assert oneig_questions.map_question(text, "en", category, rules).capability == capability
