@@ -1,5 +1,6 @@
-"""Definitions: simulator / GPU bundle -> raw tables -> staging -> intermediate -> marts ->
-report.
+"""Definitions: the pipeline (`dagster_defs.pipeline`: simulator / GPU bundle -> raw tables ->
+staging -> intermediate -> marts -> report, and its jobs `demo` and `import_and_build`) with the
+jobs that start it: `evaluate_generator` (`dagster_defs.evaluation`).
 
 Built by a factory (`@dg.definitions`), so importing this module does no work: Dagster (`dagster
 dev`, `dagster asset materialize`, a run worker), the CLI demo and the tests call `defs()`, which
@@ -8,57 +9,13 @@ builds the GPU assets from the generator seed and QCT2I_GENERATION_SHARDS, prepa
 """
 
 import dagster as dg
-from dagster_dbt import DbtCliResource
 
-from dagster_defs.assets.dbt import build_dbt_assets
-from dagster_defs.assets.evidence import (
-    attributed_questions,
-    constructed_questions,
-    transcribed_images_asset,
-)
-from dagster_defs.assets.generation import generation_assets
-from dagster_defs.assets.ingestion import import_bundle, simulated_bundle
-from dagster_defs.assets.report import report
 from dagster_defs.evaluation import evaluate_generator_job
-from dagster_defs.ml_resources import ml_resources_from_env
-from dagster_defs.project import DBT_EXECUTABLE, prepared_dbt_project
+from dagster_defs.pipeline import GPU_ASSETS, demo_job, import_and_build_job, pipeline_definitions
 
-# GPU ingestion (partitioned by generator) is materialised on its own, partition by partition.
-GPU_ASSETS = dg.AssetSelection.groups("gpu")
-
-demo_job = dg.define_asset_job(
-    "demo",
-    selection=dg.AssetSelection.all() - GPU_ASSETS,
-    description="Simulate the calibrated bilingual benchmark, import it, build every mart and "
-    "write the HTML report.",
-)
-
-import_and_build_job = dg.define_asset_job(
-    "import_and_build",
-    selection=dg.AssetSelection.all() - dg.AssetSelection.assets(simulated_bundle) - GPU_ASSETS,
-    description="Import the bundle named in the run config, build every mart and write the report.",
-)
+__all__ = ["GPU_ASSETS", "defs", "demo_job", "import_and_build_job"]
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    generation = generation_assets()  # first: a bad seed or shard count fails before dbt runs
-    project = prepared_dbt_project()
-    return dg.Definitions(
-        assets=[
-            simulated_bundle,
-            import_bundle,
-            build_dbt_assets(project),
-            generation.generated_images,
-            generation.judged_images,
-            transcribed_images_asset(generation),
-            constructed_questions,
-            attributed_questions,
-            report,
-        ],
-        jobs=[demo_job, import_and_build_job, evaluate_generator_job],
-        resources={
-            "dbt": DbtCliResource(project_dir=project, dbt_executable=DBT_EXECUTABLE),
-            **ml_resources_from_env(),
-        },
-    )
+    return pipeline_definitions(jobs=[evaluate_generator_job])

@@ -578,10 +578,10 @@ def evaluate_generator_op(context: dg.OpExecutionContext, config: EvaluateGenera
 
 
 def _import_and_build(folder: Path, model_id: str, config: EvaluateGeneratorConfig) -> None:
-    """The `import_and_build` job of these definitions on the evaluation's folder: the import
-    asset appends it (replacing the generator's evidence with `replace`), the dbt assets build
-    and publish, the report asset writes the report."""
-    from dagster_defs.definitions import defs  # the definitions hold this job: import at run time
+    """The pipeline's `import_and_build` job on the evaluation's folder: the import asset appends
+    it (replacing the generator's evidence with `replace`), the dbt assets build and publish, the
+    report asset writes the report."""
+    from dagster_defs.pipeline import import_and_build_job_def
 
     build_vars = {"official_judge": config.official_judge} if config.official_judge else {}
     run_config = {
@@ -596,7 +596,7 @@ def _import_and_build(folder: Path, model_id: str, config: EvaluateGeneratorConf
             "qct2i_dbt_models": {"config": {"vars": build_vars}},
         }
     }
-    job = defs().resolve_job_def("import_and_build")
+    job = import_and_build_job_def()
     result = job.execute_in_process(run_config=run_config, raise_on_error=False)
     if not result.success:
         raise dg.Failure(description=f"import_and_build failed: {_failure(result)}")

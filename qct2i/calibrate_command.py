@@ -19,12 +19,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         prepare_working_copy,
         writer_lock,
     )
-    from qct2i.cli import _pin_warehouse
+    from qct2i.writer_commands import pin_warehouse
 
     source = Path(args.file)
     try:
         costs = read_bench_costs(source)  # refused whole before the warehouse is touched
-        warehouse = Warehouse(_pin_warehouse())
+        warehouse = Warehouse(pin_warehouse())
         with writer_lock(warehouse, f"qct2i calibrate {args.file}", args.wait):
             recorded = record_measured_costs(prepare_working_copy(warehouse), source, costs.rows)
     except (BundleError, WarehouseBusy) as error:
@@ -45,12 +45,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def add_calibrate(commands) -> None:
-    from qct2i.cli import _add_wait
+    from qct2i.writer_commands import add_wait
 
     calibrate = commands.add_parser(
         "calibrate",
         help="a GPU bench run's measured costs (bench/gpu_bench.py JSON) into the generators",
     )
     calibrate.add_argument("file", help="the run's gpu_bench.json")
-    _add_wait(calibrate)
+    add_wait(calibrate)
     calibrate.set_defaults(func=cmd_calibrate)

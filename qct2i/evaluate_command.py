@@ -19,9 +19,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         prepare_evaluation,
         result_lines,
     )
-    from qct2i.cli import _pin_warehouse, cmd_build, cmd_import
+    from qct2i.writer_commands import cmd_build, cmd_import, pin_warehouse
 
-    warehouse = _pin_warehouse()
+    warehouse = pin_warehouse()
     request = _request(args)
     try:
         folder = prepare_evaluation(
@@ -80,7 +80,7 @@ def _call_kwargs(text: str) -> str:
 
 
 def add_evaluate(commands) -> None:
-    from qct2i.cli import _add_wait
+    from qct2i.writer_commands import add_wait
 
     evaluate = commands.add_parser(
         "evaluate",
@@ -116,5 +116,5 @@ def add_evaluate(commands) -> None:
         help="start over: replace the generator's stored evidence and earlier evaluation",
     )
     evaluate.add_argument("--official-judge", metavar="JUDGE_ID")
-    _add_wait(evaluate)
+    add_wait(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)

@@ -135,7 +135,7 @@ def _convert_and_import(args: argparse.Namespace, convert) -> int:
     """`convert(out)` into --out (or a temporary folder), its summary printed, then imported."""
     from ingestion.sources.release_common import ReleaseError
     from ingestion.sources.releases import summary
-    from qct2i.cli import cmd_import
+    from qct2i.writer_commands import cmd_import
 
     with tempfile.TemporaryDirectory(prefix="qct2i-release-") as scratch:
         out = Path(args.out) if args.out else Path(scratch) / "bundle"
@@ -152,7 +152,7 @@ def _convert_and_import(args: argparse.Namespace, convert) -> int:
 
 def _add_conversion_options(command: argparse.ArgumentParser) -> None:
     """The options every release conversion shares: --strict, --out, --append and --wait."""
-    from qct2i.cli import _add_wait  # cli imports this module: its helper is read at call time
+    from qct2i.writer_commands import add_wait
 
     command.add_argument(
         "--strict", action="store_true", help="refuse any dirty row instead of repairing it"
@@ -161,7 +161,7 @@ def _add_conversion_options(command: argparse.ArgumentParser) -> None:
         "--out", help="write the bundle here (absent or empty; default: temporary)"
     )
     command.add_argument("--append", action="store_true", help="as for `qct2i import --append`")
-    _add_wait(command)
+    add_wait(command)
 
 
 def add_import_dsg(commands) -> None:
