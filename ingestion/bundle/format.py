@@ -187,6 +187,9 @@ TABLES: dict[str, TableSpec] = {
                 _c("judge_engine", nullable=True),
                 _c("judge_engine_version", nullable=True),
                 _c("judge_gpu_model", nullable=True),
+                # a Thinking judge's reasoning before its answer (issue 35), kept for audit; null
+                # for a judge that answers at once. Not in the marts.
+                _c("reasoning", nullable=True),
             ),
             ("prompt_id", "model_id", "question_id", "judge_id"),
         ),

@@ -77,11 +77,17 @@ def capped_image_size(own: dict[str, int], pixels: int = JUDGE_IMAGE_PIXELS) -> 
     return {"shortest_edge": min(own["shortest_edge"], top), "longest_edge": top}
 
 
-def template_sha(template: str, image_pixels: int | None = None) -> str:
+def template_sha(
+    template: str, image_pixels: int | None = None, reasoning_budget: int | None = None
+) -> str:
     """A short SHA-256 of a prompt template (the text a judge sends, placeholders left in) and,
     for a judge that sees images, its image budget: answers to the same prompt about an image
-    seen at another resolution are other evidence."""
+    seen at another resolution are other evidence. A Thinking judge's reasoning budget is hashed
+    too (`thinking reasoning_budget=N`): with another budget other answers are cut off, so it is
+    another judge, and never the Instruct judge of the same template."""
     text = template if image_pixels is None else f"{template}\nimage_pixels={image_pixels}"
+    if reasoning_budget is not None:
+        text += f"\nthinking reasoning_budget={reasoning_budget}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -123,7 +129,9 @@ class JudgeEngine:
 @dataclass(frozen=True)
 class Judgment:
     """A yes/no answer. `answer` None means no usable answer: `raw_text` and `reason` say why; it
-    is never recorded as "no". The last three fields are the judge's identity."""
+    is never recorded as "no". `judge_model`, `judge_revision` and `prompt_template_sha` are the
+    judge's identity. `reasoning`: what a Thinking judge reasoned before it answered (kept for
+    audit, cut where its budget ran out); None for a judge that answers at once."""
 
     prompt_id: str
     model_id: str
@@ -135,6 +143,7 @@ class Judgment:
     judge_model: str
     judge_revision: str
     prompt_template_sha: str
+    reasoning: str | None = None
 
 
 @dataclass(frozen=True)

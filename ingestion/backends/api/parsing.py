@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -141,3 +142,42 @@ def judgment_from_text(
         judge.judge_revision,
         judge.prompt_template_sha,
     )
+
+
+# A Thinking judge (Qwen3-VL-*-Thinking) writes `<think>` reasoning `</think>` and then its answer
+# after a blank line; its chat template opens the reasoning in the prompt. The answer is read after
+# the reasoning: the prompt, the reasoning and ANSWER_AFTER_REASONING, then the next token as an
+# Instruct judge's (docs/gpu.md, "Thinking or Instruct").
+THINK_START, THINK_END = "<think>", "</think>"
+ANSWER_AFTER_REASONING = THINK_END + "\n\n"
+REASONING_UNCLOSED = "reasoning ended without </think>"
+
+
+def opened_for_reasoning(prompt: str) -> str:
+    """The prompt with the reasoning opened after its assistant turn (`<think>\\n`), unless its
+    chat template opened it already (Qwen3-VL Thinking's does)."""
+    return prompt if prompt.rstrip().endswith(THINK_START) else prompt + THINK_START + "\n"
+
+
+def over_budget(budget: int) -> str:
+    """The reason of an answer whose reasoning its budget cut off: missing, never 'no'."""
+    return f"reasoning over budget ({budget} tokens)"
+
+
+def judgment_after_reasoning(
+    item: ImageQuestions,
+    question_id: str,
+    reasoning: str,
+    unanswered: str | None,
+    raw: str,
+    p_yes: Callable[[], float | None],
+    judge: JudgeIdentity,
+) -> Judgment:
+    """A Thinking judge's row, its reasoning kept. `unanswered` (over_budget, REASONING_UNCLOSED):
+    no answer was read, so the row is missing with that reason (`raw` unused); else `raw` and
+    `p_yes` are what was read after the reasoning, judged as an Instruct judge's answer is."""
+    if unanswered is not None:
+        row = judgment_from_text(item, question_id, "", p_yes, judge)
+        return dataclasses.replace(row, reason=unanswered, reasoning=reasoning)
+    row = judgment_from_text(item, question_id, raw, p_yes, judge)
+    return dataclasses.replace(row, reasoning=reasoning)

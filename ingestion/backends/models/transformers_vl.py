@@ -4,6 +4,12 @@ The judge encodes each image once and answers all of its questions from that cac
 batch of question suffixes, left-padded); the answer is the greedy next token, and p_yes the
 log-sum-exp rule over every spelling of yes and no at that position (parsing.answer_spellings,
 parsing.p_yes_from_answer_scores: the same rule as the vLLM judge).
+
+A Thinking judge (`reasoning_budget` set: Qwen3-VL-*-Thinking) first reasons: all questions of an
+image generate greedily as one left-padded batch, up to the budget, stopping at `</think>`; then
+each question whose reasoning ended is asked again with its reasoning and `</think>\n\n` appended
+(parsing.ANSWER_AFTER_REASONING), in one batch, and its answer and p_yes are read from that next
+token exactly as above. A reasoning the budget cut off is a missing answer with its reason.
 """
 
 from __future__ import annotations
@@ -27,8 +33,14 @@ from ingestion.backends.api.interfaces import (
     template_sha,
 )
 from ingestion.backends.api.parsing import (
+    ANSWER_AFTER_REASONING,
+    REASONING_UNCLOSED,
+    THINK_END,
     answer_spellings,
+    judgment_after_reasoning,
     judgment_from_text,
+    opened_for_reasoning,
+    over_budget,
     p_yes_from_token_scores,
     read_transcription,
 )
@@ -148,8 +160,11 @@ class TransformersJudge(QuestionJudge):
         device: str = "auto",
         dtype: str = "bfloat16",
         image_pixels: int = JUDGE_IMAGE_PIXELS,
+        reasoning_budget: int | None = None,
     ):
-        """`image_pixels`: the image budget (interfaces.JUDGE_IMAGE_PIXELS), in the identity."""
+        """`image_pixels`: the image budget (interfaces.JUDGE_IMAGE_PIXELS), in the identity.
+        `reasoning_budget`: a Thinking judge's most reasoning tokens per question (in the
+        identity); None for an Instruct judge, which answers at once."""
         self.vl = _QwenVL(source, revision, device, dtype)
         self.model_name = model_name or source
         own = self.vl.processor.image_processor.size
@@ -161,10 +176,14 @@ class TransformersJudge(QuestionJudge):
             raise ValueError(f"{source}: no single-token spelling of yes or no in its vocabulary")
         # The whole prompt a question is asked with (chat template applied, {question} left in).
         (self.prompt_template,) = self.vl.prompts([JUDGE_INSTRUCTION])
+        self.reasoning_budget = reasoning_budget
+        if reasoning_budget is not None:
+            self.think_end = thinking_end_token(self.vl.tokenizer, reasoning_budget, source)
+            self.stop_ids = stop_token_ids(self.vl.model.generation_config, self.vl.tokenizer)
+            self.prompt_template = opened_for_reasoning(self.prompt_template)
         self.image_prefix, self.question_suffix = split_after_image(self.prompt_template)
-        self.identity = JudgeIdentity(
-            self.model_name, self.vl.revision, template_sha(self.prompt_template, image_pixels)
-        )
+        sha = template_sha(self.prompt_template, image_pixels, reasoning_budget)
+        self.identity = JudgeIdentity(self.model_name, self.vl.revision, sha)
         import transformers
 
         self.engine = JudgeEngine(
@@ -227,22 +246,108 @@ class TransformersJudge(QuestionJudge):
         return out.logits[:, -1, :].float().cpu()  # left padding: the last position is the next
 
     def judge(self, item: ImageQuestions, image=None) -> tuple[Judgment, ...]:
+        if self.reasoning_budget is not None:
+            return self.judge_after_reasoning(item, image)
         logits = self.next_token_logits(item, image)
-        greedy = logits.argmax(dim=-1).tolist()
+        return tuple(
+            judgment_from_text(item, question_id, *self.read_answer(row), self.identity)
+            for (question_id, _), row in zip(item.questions, logits, strict=True)
+        )
+
+    def read_answer(self, logits: torch.Tensor):
+        """(the greedy token's text, p_yes by the spelling rule) from one next-token logit row."""
         answer_ids = sorted(self.answer_tokens)
-        results = []
-        for (question_id, _), row, token in zip(item.questions, logits, greedy, strict=True):
-            scores = dict(zip(answer_ids, row[answer_ids].tolist(), strict=True))
-            results.append(
-                judgment_from_text(
-                    item,
-                    question_id,
-                    self.vl.tokenizer.decode([token]),
-                    lambda scores=scores: p_yes_from_token_scores(scores, self.answer_tokens),
-                    self.identity,
-                )
+        scores = dict(zip(answer_ids, logits[answer_ids].tolist(), strict=True))
+        raw = self.vl.tokenizer.decode([int(logits.argmax())])
+        return raw, lambda: p_yes_from_token_scores(scores, self.answer_tokens)
+
+    def judge_after_reasoning(self, item: ImageQuestions, image=None) -> tuple[Judgment, ...]:
+        """A Thinking judge: every question reasons first (one batch, up to the budget), then the
+        questions whose reasoning ended are answered after it (one more batch)."""
+        image = image if image is not None else load_rgb(item.image_path)
+        prompts = [self.prompt_template.replace("{question}", q) for _, q in item.questions]
+        reasonings = self.reason(prompts, image)
+        ended = [i for i, (_, unanswered) in enumerate(reasonings) if unanswered is None]
+        after = [prompts[i] + reasonings[i][0] + ANSWER_AFTER_REASONING for i in ended]
+        answers = dict(zip(ended, self.last_logits(after, image), strict=True)) if ended else {}
+        return tuple(
+            judgment_after_reasoning(
+                item,
+                question_id,
+                reasoning,
+                unanswered,
+                *(self.read_answer(answers[i]) if i in answers else ("", lambda: None)),
+                self.identity,
             )
-        return tuple(results)
+            for i, ((question_id, _), (reasoning, unanswered)) in enumerate(
+                zip(item.questions, reasonings, strict=True)
+            )
+        )
+
+    def reason(self, prompts: list[str], image) -> list[tuple[str, str | None]]:
+        """(reasoning text, None) per prompt whose reasoning ended with `</think>` within the
+        budget; (the text so far, why there is no answer) for one the budget cut off or that
+        ended its turn without closing the reasoning."""
+        encoded = self.vl.processor(
+            text=prompts,
+            images=[image] * len(prompts),
+            return_tensors="pt",
+            padding=True,
+            size=self.image_size,
+        )
+        encoded = {k: v.to(self.vl.device) for k, v in encoded.items()}
+        with torch.inference_mode():
+            out = self.vl.model.generate(
+                **encoded,
+                max_new_tokens=self.reasoning_budget,
+                do_sample=False,
+                eos_token_id=[self.think_end, *self.stop_ids],
+                pad_token_id=self.vl.tokenizer.pad_token_id,
+            )
+        reasonings = []
+        for row in out[:, encoded["input_ids"].shape[1] :].tolist():
+            tokens, unanswered = self.split_reasoning(row)
+            text = self.vl.tokenizer.decode(tokens, skip_special_tokens=True)
+            reasonings.append((text, unanswered))
+        return reasonings
+
+    def split_reasoning(self, generated: list[int]) -> tuple[list[int], str | None]:
+        """The reasoning tokens of one generated row (up to its first stop; `generate` pads a
+        row that stopped early) and why there is no answer: None when `</think>` ended it."""
+        stops = (self.think_end, *self.stop_ids)
+        end = next((i for i, token in enumerate(generated) if token in stops), None)
+        if end is None:
+            return generated, over_budget(self.reasoning_budget)
+        unanswered = None if generated[end] == self.think_end else REASONING_UNCLOSED
+        return generated[:end], unanswered
+
+    def last_logits(self, prompts: list[str], image) -> torch.Tensor:
+        """(prompts, vocabulary) logits of the token after each whole prompt (left-padded)."""
+        encoded = self.vl.processor(
+            text=prompts,
+            images=[image] * len(prompts),
+            return_tensors="pt",
+            padding=True,
+            size=self.image_size,
+        )
+        with torch.inference_mode():
+            out = self.vl.model(
+                **{k: v.to(self.vl.device) for k, v in encoded.items()},
+                use_cache=False,
+                logits_to_keep=1,
+            )
+        return out.logits[:, -1, :].float().cpu()
+
+
+def thinking_end_token(tokenizer, budget: int, source: str) -> int:
+    """The id of `</think>`, which ends a Thinking model's reasoning; refuses a budget under one
+    token and a vocabulary without it (an Instruct checkpoint asked to think)."""
+    if budget < 1:
+        raise ValueError(f"reasoning_budget must be at least 1 token, not {budget}")
+    token = tokenizer.convert_tokens_to_ids(THINK_END)
+    if token is None or token == tokenizer.unk_token_id:
+        raise ValueError(f"{source}: no {THINK_END} token in its vocabulary: not a Thinking model")
+    return token
 
 
 def split_after_image(template: str) -> tuple[str, str]:

@@ -51,12 +51,21 @@ QWEN_CHAT_TEMPLATE = (
     "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}"
     "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+# A Qwen3(-VL) Thinking checkpoint's tokens and template: `<think>` and `</think>` are added tokens
+# that are not special (decoding keeps them, as Qwen3's tokenizer.json has them), and the
+# generation prompt opens the reasoning (`<|im_start|>assistant\n<think>\n`), as
+# Qwen3-VL-*-Thinking's chat template does.
+THINK_TOKENS = ("<think>", "</think>")
+QWEN_THINKING_CHAT_TEMPLATE = QWEN_CHAT_TEMPLATE.replace(
+    "<|im_start|>assistant\n{% endif %}", "<|im_start|>assistant\n<think>\n{% endif %}"
+)
 
 
-def train_byte_level_tokenizer(vocab_size: int = 400):
+def train_byte_level_tokenizer(vocab_size: int = 400, thinking: bool = False):
     """A byte-level BPE `tokenizers.Tokenizer` trained on CORPUS, with Qwen's special tokens and
-    the single tokens 'yes' and 'no' (so a yes/no answer is one token, as in Qwen's vocabulary)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    the single tokens 'yes' and 'no' (so a yes/no answer is one token, as in Qwen's vocabulary);
+    `thinking`: THINK_TOKENS too, added last, so every other token keeps its id."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -68,25 +77,30 @@ def train_byte_level_tokenizer(vocab_size: int = 400):
     )
     tok.train_from_iterator(list(CORPUS) * 4, trainer=trainer)
     tok.add_tokens(["yes", "no"])
+    if thinking:
+        tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in THINK_TOKENS])
     return tok
 
 
-def build_tiny_qwen3_vl(folder: Path, seed: int = 0, experts: int = 0) -> Path:
+def build_tiny_qwen3_vl(
+    folder: Path, seed: int = 0, experts: int = 0, thinking: bool = False
+) -> Path:
     """A 2-layer Qwen3-VL (hidden 32) with its processor, saved to `folder`. `experts` > 0: the
     mixture-of-experts class instead (Qwen3VLMoeForConditionalGeneration, the default judge's
-    Qwen3-VL-30B-A3B), every layer sparse with `experts` experts, 2 routed per token."""
+    Qwen3-VL-30B-A3B), every layer sparse with `experts` experts, 2 routed per token.
+    `thinking`: a Thinking checkpoint's tokenizer (THINK_TOKENS, QWEN_THINKING_CHAT_TEMPLATE)."""
     import torch
     import transformers
     from transformers import PreTrainedTokenizerFast, Qwen2VLImageProcessorPil
 
     folder = Path(folder)
-    raw = train_byte_level_tokenizer()
+    raw = train_byte_level_tokenizer(thinking=thinking)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=raw,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         padding_side="left",
-        chat_template=QWEN_CHAT_TEMPLATE,
+        chat_template=QWEN_THINKING_CHAT_TEMPLATE if thinking else QWEN_CHAT_TEMPLATE,
     )
     ids = {t: raw.token_to_id(t) for t in QWEN_SPECIALS}
     pixels = dict(shortest_edge=32 * 32, longest_edge=64 * 64)
@@ -249,7 +263,11 @@ def set_text_lm_logits(model, logits: dict[int, float]) -> None:
 
 
 def build_tiny_text_lm(
-    folder: Path, logits: dict[str, float] | None = None, seed: int = 0, hidden_size: int = 64
+    folder: Path,
+    logits: dict[str, float] | None = None,
+    seed: int = 0,
+    hidden_size: int = 64,
+    thinking: bool = False,
 ) -> Path:
     """A 1-layer LlamaForCausalLM (hidden 64, 2 heads of 32) with the byte-level tokenizer above
     and Qwen's chat markers, saved to `folder`: text-only, for vLLM's CPU engine.
@@ -258,18 +276,19 @@ def build_tiny_text_lm(
     output projections are zero and every token embeds as e_0, so the final hidden state is the
     same at every position and `logits` (token text -> value, others 0) are the next-token logits
     for every prompt: the answer and its logprobs are known by hand. `set_text_lm_logits`
-    changes them on a loaded model.
+    changes them on a loaded model. `thinking`: a Thinking checkpoint's tokenizer (THINK_TOKENS,
+    QWEN_THINKING_CHAT_TEMPLATE).
     """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     folder = Path(folder)
-    raw = train_byte_level_tokenizer()
+    raw = train_byte_level_tokenizer(thinking=thinking)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=raw,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
-        chat_template=QWEN_CHAT_TEMPLATE,
+        chat_template=QWEN_THINKING_CHAT_TEMPLATE if thinking else QWEN_CHAT_TEMPLATE,
     )
     heads = 2
     config = LlamaConfig(

@@ -441,13 +441,13 @@ def test_replace_judge_needs_that_judge_in_the_bundle(tmp_path, hand):
 
 
 def test_a_warehouse_stored_before_judges_gains_the_columns_on_append(tmp_path, hand):
-    """raw.judgments as stored before CONTRACTS "Additions" (so before the later engine columns
-    too): an append adds the judge columns, reads the stored rows as judge `default`, and then
-    takes a second judge as new keys."""
+    """raw.judgments as stored before CONTRACTS "Additions" (so before the later engine and
+    reasoning columns too): an append adds the judge columns, reads the stored rows as judge
+    `default`, and then takes a second judge as new keys."""
     warehouse = tmp_path / "w.duckdb"
     load_bundle(write_bundle_dir(tmp_path / "b", hand), warehouse)
     later = ("judge_id", "judge_model", "judge_revision", "prompt_template_sha")
-    later += ("judge_engine", "judge_engine_version", "judge_gpu_model")
+    later += ("judge_engine", "judge_engine_version", "judge_gpu_model", "reasoning")
     with duckdb.connect(str(warehouse)) as con:
         for column in later:
             con.execute(f"ALTER TABLE raw.judgments DROP COLUMN {column}")

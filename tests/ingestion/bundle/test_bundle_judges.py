@@ -135,6 +135,51 @@ def test_the_gpu_paths_rows_keep_the_judges_identity_in_the_raw_table(tmp_path):
     assert count == [(9,)]
 
 
+def test_a_thinking_judges_reasoning_reaches_the_raw_table_and_a_cut_answer_stays_missing(
+    tmp_path,
+):
+    """Issue 35: a Thinking judge's rows (judgment_row of Judgments with `reasoning`) load with
+    the reasoning in raw.judgments, a row whose reasoning its budget cut off with a null answer
+    (never "no"), and an Instruct judge's row with a null reasoning. Guards against the import
+    dropping the column (the audit trail lost) or a cut answer turned into a "no"."""
+    tables = good()
+    del tables["judgments"]
+    folder = write(tmp_path / "b", tables)
+    identity = JudgeIdentity("Qwen/Qwen3-VL-8B-Thinking", "0a1b2c3", "1828396c7b9ab0e5")
+    rows = []
+    for i, r in enumerate(good()["judgments"]):
+        cut = i == 0
+        judged = Judgment(
+            r["prompt_id"],
+            r["model_id"],
+            r["question_id"],
+            None if cut else r["answer"],
+            None if cut else r["p_yes"],
+            raw_text="" if cut else str(r["answer"]),
+            reason="reasoning over budget (8 tokens)" if cut else None,
+            **vars(identity),
+            reasoning=None if i == 8 else f"step {i}",
+        )
+        rows.append(judgment_row(judged, identity))
+    append_rows(folder / "judgments.jsonl", rows)
+    warehouse = tmp_path / "w.duckdb"
+
+    load_bundle(folder, warehouse, TAXONOMY)
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        stored = con.sql(
+            "select prompt_id, model_id, question_id, answer, reasoning from raw.judgments"
+        ).fetchall()
+    first, last = good()["judgments"][0], good()["judgments"][8]
+    by_key = {(p, m, q): (a, why) for p, m, q, a, why in stored}
+    assert by_key[(first["prompt_id"], first["model_id"], first["question_id"])] == (
+        None,
+        "step 0",
+    )
+    assert by_key[(last["prompt_id"], last["model_id"], last["question_id"])][1] is None
+    assert sorted(why for _, why in by_key.values() if why) == [f"step {i}" for i in range(8)]
+
+
 def test_the_judge_columns_and_key_are_the_contracts():
-    assert TABLES["judgments"].column_names[-7:] == ("judge_id", *IDENTITY, *ENGINE)
+    assert TABLES["judgments"].column_names[-8:] == ("judge_id", *IDENTITY, *ENGINE, "reasoning")
     assert TABLES["judgments"].key == ("prompt_id", "model_id", "question_id", "judge_id")
