@@ -154,6 +154,10 @@ def existence_kind(text: str, head: str, phrase: str, language: str) -> Attribut
         return _en_existence_kind(text, head, phrase)
     if _ZH_NEGATION.search(text):
         return Attribution("logical_constraints", "existence_absence")
+    if re.match(r"^(?:这|这里|这儿)(?:是否是|是不是|就是|是)", text) and (
+        any(medium in text for medium in _ZH_MEDIA) or head.endswith("画")
+    ):
+        return Attribution("style", "existence_medium")  # 这里是一张照片吗？: the medium
     if any(
         head.endswith(part)
         for part in ("尾巴", "翅膀", "眼睛", "耳朵", "头发", "角", "爪子", "面孔", "脸")
@@ -224,10 +228,13 @@ def _en_existence_placed(lowered: str, head: str) -> Attribution | None:
         head.startswith(("tattoo", "makeup"))
     )
     on_body = placed_on in _EN_BODY_PARTS or placed_on.removesuffix("s") in _EN_BODY_PARTS
-    if worn and (
-        on_body or placed_on in _EN_PEOPLE or wordnet_capability(word_forms(placed_on)) == "humans"
-    ):
+    on_person = placed_on in _EN_PEOPLE or wordnet_capability(word_forms(placed_on)) == "humans"
+    if (worn and (on_body or on_person)) or (
+        on_person and wordnet_capability(word_forms(head)) == "man_made"
+    ):  # "Are there earrings on the girl?", "Is there headgear on the knight?"
         return Attribution("interaction", "existence_worn_or_held")
+    if on_person:  # "Is there a smile on the girl?": what she has, read as an entity
+        return None
     if on_body:  # "Is there a tattoo on the arm?": a mark of the body
         return Attribution("part_whole", "existence_part")
     return Attribution("spatial", "existence_placed")
@@ -417,6 +424,7 @@ _EN_POSTURES = _words_of(
     "sitting standing lying kneeling squatting crouching leaning resting perched hanging floating "
     "hovering sleeping waiting posing"
 )
+_EN_SOME_OF = _words_of("any one some all each both either most several")
 _EN_BREAKING_CUES = ("color", "shape", "material", "texture", "lighting", "state")
 _EN_ENDS_ATTRIBUTE = _words_of("and or but color colored colour coloured")
 
@@ -426,6 +434,8 @@ def _en_split(words: list[str], cues: dict[str, frozenset[str]]) -> tuple[list[s
     phrase ("the girl's long hair") up to the first preposition, verb form, link or cue word."""
     if not words:
         return [], []
+    if len(words) > 3 and words[1:3] == ["of", "the"] and words[0] in _EN_SOME_OF:
+        words = words[2:]  # "any of the girls smiling": the girls
     cue_words = frozenset().union(
         *(words for capability, words in cues.items() if capability in _EN_BREAKING_CUES)
     )
@@ -573,7 +583,12 @@ def _en_there(text: str, phrase: list[str], cues) -> Attribution | None:
     phrase says is there (its head: the words before a preposition or verb)."""
     head_words = []
     for word in phrase:
-        if word in _EN_PREPOSITIONS or word in _EN_ACTION_VERBS or word in _EN_POSTURES:
+        if (
+            word in _EN_PREPOSITIONS
+            or word in _EN_ACTION_VERBS
+            or word in _EN_POSTURES
+            or participle_after_noun(word, head_words)
+        ):
             break
         head_words.append(word)
     while head_words and head_words[-1] in _EN_PRESENT:  # "Are there notes visible?"
@@ -674,6 +689,14 @@ _ZH_KNOWLEDGE = tuple(
         "清明",
         "重阳",
         "七夕",
+        "婚礼",
+        "典礼",
+        "庆典",
+        "庙会",
+        "奥运",
+        "冬奥",
+        "青花",
+        "文物",
     ]
 )
 
@@ -776,6 +799,7 @@ def _en_action_later(predicate: list[str]) -> bool:
     return False
 
 
+_EN_EXPRESSIONS = _words_of("smile smiles expression expressions gaze grin face faces eyes look")
 _EN_PLACING = _words_of(
     "sitting standing lying resting perched hanging leaning kneeling squatting crouching "
     "placed set positioned located situated propped stacked"
@@ -801,8 +825,10 @@ def _en_subject_nouns(subject: list[str]) -> list[str]:
 
 
 def _en_animate(nouns: list[str]) -> bool:
+    """A person or an animal, or a person's expression ("Is the smile confident?")."""
     return bool(nouns) and (
         nouns[-1] in _EN_PEOPLE
+        or nouns[-1] in _EN_EXPRESSIONS
         or wordnet_capability(word_forms(nouns[-1])) in ("humans", "animals")
     )
 
@@ -845,7 +871,10 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         return Attribution("material", "predicate_material")
     if set(predicate) & _EN_CORRECTNESS:
         return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
-    if _EN_STYLE_PHRASES.search(said) or set(predicate) & _EN_REALISM or "true to life" in said:
+    rendering = _EN_STYLE_PHRASES.search(said)
+    if rendering and rendering.group(0) == "black and white" and not scene:
+        rendering = None  # "Is the scarf black and white?": its colours
+    if rendering or set(predicate) & _EN_REALISM or "true to life" in said:
         return Attribution("style", "predicate_style")  # the rendering, whatever the subject
     if (  # "bathed in spring light", "under the sunlight"
         len(predicate) > 1
@@ -864,7 +893,7 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     if _EN_ERA.search(said):
         return Attribution("temporal_setting", "predicate_temporal")
     if person and _en_has_cue(predicate, _en_cue_words(cues, "humans")):
-        if set(predicate) & _EN_AGES:  # "Is the woman young?": her condition, as 女子年轻吗
+        if set(predicate[:2]) & _EN_AGES:  # "Is the woman young?": her condition, as 女子年轻吗
             return Attribution("state", "predicate_age")
         return Attribution("humans", "predicate_kind_of_person")
     relation = _en_relation(subject, predicate, said)
@@ -999,14 +1028,14 @@ _ZH_ACTIONS = _words_of(
     "敲打 书写 阅读 使用 操作 递给 指着 指向 挽着 搂着 依偎 遛 扮演 表演 "
     "击打 咬着 叼着 衔着 骑着 乘坐 携带 佩戴 披着 裹着 系着 手持 手里拿 "
     "手中拿 握住 拿起 抱起 喝着 吃着 玩着 看书 弹琴 打伞 撑伞 打篮球 踢球 "
-    "打球 跳舞 对视 交谈 牵手 握手"
+    "打球 跳舞 对视 交谈 牵手 握手 操控 操纵 控制 欣赏 观赏 观看 指点 侵蚀 对决 手举 织出 编织 写"
 )
 _ZH_PLACE = re.compile(
     r"在[^？?吗呢]*(?:旁边|之间|附近|周围|上面|下面|里面|外面|前面|后面|身边|身上|怀里|上方|下方|"
-    r"前方|后方|左边|右边|左侧|右侧|中间|中央|对面|"
+    r"前方|后方|左边|右边|左侧|右侧|中间|中央|对面|边缘|边上|中心|顶端|尽头|深处|一侧|两侧|四周|表面|"
     r"上|里|中|内|下|旁|前|后|外|边|顶|底|侧|角)"
 )
-_ZH_POSTURES = ("坐", "站", "躺", "跪", "蹲", "趴", "停", "靠", "挂", "立", "放")
+_ZH_POSTURES = ("坐", "站", "躺", "跪", "蹲", "趴", "停", "靠", "立")  # not 放/挂: placed, hung
 _ZH_PLACE_WORDS = _words_of(
     "左边 右边 左侧 右侧 上方 下方 旁边 前面 前方 后面 后方 背后 身后 中间 "
     "中央 之间 角落 顶部 底部 上面 下面 附近 周围 远处 近处 背景中 背景里 "
@@ -1030,6 +1059,33 @@ _ZH_WORN = _words_of(
     "背包 包 手提包 伞 剑 刀 武器 枪 杖 魔杖 书 手机 杯 瓶 花束 丝带 "
     "蝴蝶结 发带 耳机 徽章 纹身 妆 首饰 饰品"
 )
+
+
+_ZH_RELATIVE_PLACE = re.compile(
+    r"环绕|围绕|围着|遮挡|挡住|遮住|盖住|重叠|聚在一起|排列|排成|并排|相邻|相对|(?:是|为).{0,4}焦点"
+)
+_ZH_FRAME_SIDES = re.compile(
+    r"(?:画面)?(?:左侧|右侧|左边|右边|上方|下方|中间|中央|左上|右上|左下|右下|角落)(?:的|中|里|上)?"
+)
+_ZH_SIZES = ("巨大", "巨型", "庞大", "硕大", "微小", "极小", "巨人般")
+_ZH_OCCASION = re.compile(r"在[^？?吗]{0,8}(?:节|节日|庆典|婚礼|仪式|庙会|典礼)(?:上|里|中|期间)")
+
+
+def _zh_form(subject: str, predicate: str) -> Attribution | None:
+    """Forms that decide before the word lists: where a thing is relative to another or the
+    frame (环绕着, 是焦点, 左侧是否有花), an occasion (在芦笙节上: a custom), what is worn or held
+    (男士穿的是西装), a size (巨大: against the rest of the scene)."""
+    if _ZH_RELATIVE_PLACE.search(predicate):
+        return Attribution("spatial", "predicate_relative_place")
+    if _ZH_FRAME_SIDES.fullmatch(subject) and predicate.startswith(("有", "是否有", "有没有")):
+        return Attribution("spatial", "existence_placed")
+    if _ZH_OCCASION.search(predicate):
+        return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
+    if re.search(r"(?:穿|戴|拿|握|抱|背)(?:着)?的$", subject):
+        return Attribution("interaction", "predicate_worn_or_held")
+    if re.sub(r"[的吗呢？?]|规模|体型", "", predicate).endswith(_ZH_SIZES):  # not 迷你裙
+        return Attribution(COUNT, "predicate_size")
+    return None
 
 
 def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | None:
@@ -1063,13 +1119,16 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
                 return Attribution(capability, "attribute_subject")
     if _ZH_FEELING.search(bare):
         return Attribution("emotion_atmosphere", "predicate_mood")
+    by_form = _zh_form(subject, predicate)
+    if by_form is not None:
+        return by_form
     if any(word in bare for word in _ZH_WEATHER):
         return Attribution("natural_scenes", "predicate_weather")
     if _ZH_MATERIAL_FORM.search(predicate):
         return Attribution("material", "predicate_material")
     if _ZH_LIGHT_FORM.search(predicate):
         return Attribution("lighting", "predicate_lighting")
-    if any(word in predicate for word in _ZH_RENDERING):
+    if any(word in predicate for word in (*_ZH_RENDERING, *_ZH_REALISM)):
         return Attribution("style", "predicate_style")
     if has(TEXT) or ("字" in predicate and ("写" in predicate or "文字" in predicate)):
         return Attribution(TEXT, "predicate_text")
@@ -1104,7 +1163,14 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
         if has(capability):
             return Attribution(capability, f"predicate_{capability}")
     if has("emotion_atmosphere"):
-        if person or not scene:
+        # a person's (or her face's) feeling is her state; a place's or thing's, its mood
+        if (
+            person
+            or re.search(
+                r"笑|哭|泪|皱眉|脸红|害羞", predicate
+            )  # a face's expression, a figurine's too
+            or any(subject.endswith(part) for part in _ZH_BODY_PARTS | {"笑容", "眼神"})
+        ):
             return Attribution("state", "predicate_expression")
         return Attribution("emotion_atmosphere", "predicate_mood")
     if has("state"):
@@ -1120,6 +1186,21 @@ _ZH_FEELING = re.compile(r"(?:给人|让人|令人|使人).*(?:感|觉)|感觉|�
 _ZH_WEATHER = ("下雨", "下雪", "雨中", "雪中", "大雾", "雾气", "暴风雨", "雷雨", "细雨")
 _ZH_MATERIAL_FORM = re.compile(r"(?:做|制|造|织|编|雕)(?:的|成|而成)|材质|用.{1,4}(?:做|制)")
 _ZH_LIGHT_FORM = re.compile(r"(?:发出|散发|照|映|闪).{0,6}光|光.{0,4}(?:照|射|洒)")
+_ZH_MEDIA = (
+    "照片",
+    "摄影",
+    "拍摄",
+    "插画",
+    "插图",
+    "水彩",
+    "素描",
+    "漫画",
+    "动漫",
+    "真实感",
+    "风格",
+)
+# a rendering like life, whatever the subject (景观是否生动逼真？)
+_ZH_REALISM = ("逼真", "写实", "真实感", "照片级")
 _ZH_RENDERING = ("虚化", "模糊", "黑白", "景深", "特写", "广角", "焦点")
 _ZH_ATTRIBUTE_SUBJECTS = tuple(
     (ending, capability)

@@ -2,10 +2,13 @@
 `generators` rows: `cost_source = measured`, with the GPU model, the date and the library
 versions they were measured with. `qct2i calibrate FILE` writes them into the working copy.
 
-A file is taken whole or refused whole, with every problem named (`BundleError`): a dry run (its
-figures are tiny models on a CPU, not costs), no GPU model, or a row that says `ok` without a
-positive, finite `gpu_s_per_mp`. Rows that did not finish (`timeout`, `error: ...`, `not built:
-...`) are skipped and reported, never turned into a cost.
+A file is refused whole, with every problem named (`BundleError`), when it cannot be costs: a dry
+run (its figures are tiny models on a CPU, not costs), no GPU model, no date, or no row with a
+usable figure. Otherwise its rows that are `ok` with a positive, finite `gpu_s_per_mp` are taken,
+and every other row is skipped and named with why: those that did not finish (`timeout`,
+`error: ...`, `not built: ...`), those the bench failed (`failed: inconsistent ...`), and an `ok`
+row without a usable figure (a file from before the bench checked its rows). One noisy row on a
+device must not throw away every figure the run measured (issue 35).
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ def read_bench_costs(path: Path, registry: Path = SEEDS_DIR / "generators.csv") 
             continue
         figure = record.get("gpu_s_per_mp")
         if not _is_positive_number(figure):
-            reason = f"{where} ({model_id}): status ok but gpu_s_per_mp is {figure!r}"
-            problems.append(Problem(path.name, None, reason + ", not a positive number"))
+            reason = f"{where}: status ok but gpu_s_per_mp is {figure!r}, not a positive number"
+            skipped.append((model_id, reason))
             continue
         rows.append(_generator_row(model_id, figure, document, gpu_model, registered))
     if not rows and not problems:

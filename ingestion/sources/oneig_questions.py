@@ -172,13 +172,19 @@ _ZH_PLACE = (
 )
 _ZH_EXISTENCE = (
     re.compile(
-        rf"^{_ZH_PLACE}(?:是否有|是否存在|有没有|存不存在|存在|有)(?P<np>.+?)"
+        rf"^{_ZH_PLACE}(?:是否有|是否存在|有没有|存不存在|存在|有)(?P<np>(?![吗呢][？?]$).+?)"
         r"(?:存在|在场|出现)?(?:吗|呢)?[？?]$"
     ),
     re.compile(
-        r"^(?P<np>.+?)(?:是否存在|存在吗|是否在场|在场吗|在吗|是否出现|出现了吗|出现吗|"
+        r"^(?P<np>.+?)(?:是否存在|存在吗|是存在的吗|是否在场|在场吗|在吗|是否出现|出现了吗|出现吗|"
         r"(?:是否)?(?:出现)?在(?:画面|场景|图片|图像|照片|图)(?:中|里)(?:吗)?)[？?]$"
     ),
+)
+# "这是一个健身房吗？", "这里是一张照片吗？": what the whole image is (an existence question where
+# its noun is listed or names a kind of its own; else its predicate is read)
+_ZH_IDENTITY = re.compile(
+    r"^(?:这|这里|这儿)(?:是否是|是不是|就是|是)(?:一[个张种幅座只位片间家条场]|个|张)?"
+    r"(?P<np>.+?)(?:吗|呢)?[？?]$"
 )
 # The phrase ends before the first of these ("是否有女孩在跳舞" -> 女孩); its head follows its
 # last 的.
@@ -341,6 +347,20 @@ def map_question(text: str, language: str, category: Category, rules: QuestionRu
     return Mapped(FALLBACK_CAPABILITY, "capability_unmapped")
 
 
+def _zh_identity(text: str, nouns: dict[str, str]) -> Mapped | None:
+    """ "这是一个健身房吗？": the image is the thing named, where a rule or the noun list knows it;
+    None leaves the question to its predicate ("这是白天吗？")."""
+    match = _ZH_IDENTITY.match(text.strip())
+    if match is None:
+        return None
+    head = match.group("np").rsplit("的", 1)[-1].strip()
+    kind = existence_kind(text, head, head, "zh")
+    if kind is not None:
+        return Mapped(kind.capability, kind.rule)
+    key = zh_noun_key(head, nouns)
+    return Mapped(nouns[key], "entity_noun", entity=head) if key else None
+
+
 def _quoted(text: str, language: str) -> list[str]:
     double = [next(g for g in m.groups() if g) for m in _DOUBLE_QUOTED.finditer(text)]
     return double or (quoted_strings(text) if language == "en" else [])
@@ -356,7 +376,7 @@ def _existence(text: str, language: str, nouns: dict[str, str]) -> Mapped | None
     else:
         found_zh = zh_existence(text)
         if found_zh is None:
-            return None
+            return _zh_identity(text, nouns)
         head, counts = found_zh
         key = zh_noun_key(head, nouns)
     if counts:

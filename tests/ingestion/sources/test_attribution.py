@@ -117,6 +117,16 @@ def test_english_predicates_by_hand(text, capability):
         ("光线是否柔和？", "lighting"),
         ("歌手在吟唱吗？", "state"),  # was the Multilingualism default (knowledge)
         ("杯子在桌子上吗？", "spatial"),
+        ("书放在架子上吗？", "spatial"),  # placed: a thing's position, no posture
+        ("花瓶是否被鲜花环绕？", "spatial"),
+        ("男孩穿的是蓝色外套吗？", "interaction"),  # what he wears, not its colour
+        ("大象是巨大的吗？", "quantification_comparison"),  # a size against the scene
+        ("女孩穿着迷你裙吗？", "interaction"),  # 迷你 names the skirt, not a size
+        ("咖啡馆是否温馨？", "emotion_atmosphere"),  # a place's mood
+        ("雕像在微笑吗？", "state"),  # a face's expression
+        ("右侧是否有一棵树？", "spatial"),  # a place in the frame
+        ("舞者在庙会上吗？", "scientific_cultural_knowledge"),  # an occasion, a custom
+        ("景色是否逼真？", "style"),  # a lifelike rendering
     ],
 )
 def test_chinese_predicates_by_hand(text, capability):
@@ -143,3 +153,21 @@ def test_english_existence_by_hand(text, capability):
     rules = oneig_questions.read_rules(default_capabilities())[0]
     category = rules.categories["General_Object"]
     assert oneig_questions.map_question(text, "en", category, rules).capability == capability
+
+
+@pytest.mark.parametrize(
+    ("text", "capability"),
+    [
+        ("这是一张照片吗？", "style"),  # what the whole image is: a medium
+        ("这是一幅山水画吗？", "style"),
+        ("这是一个厨房吗？", "man_made"),  # the noun list's room
+        ("这是一场婚礼吗？", "scientific_cultural_knowledge"),  # a ceremony, a custom
+        ("前景存在吗？", "spatial"),  # a region of the frame, as "Is there a foreground?"
+    ],
+)
+def test_chinese_identity_and_existence_by_hand(text, capability):
+    """这是...吗 read as what the image is (where a rule or the noun list knows it), as OneIG's
+    converter reads it; guards the identity form and the existence form whose noun ends in 存在."""
+    rules = oneig_questions.read_rules(default_capabilities())[0]
+    category = rules.categories["General_Object"]
+    assert oneig_questions.map_question(text, "zh", category, rules).capability == capability

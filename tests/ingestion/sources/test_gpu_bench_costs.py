@@ -89,17 +89,40 @@ def test_a_file_that_is_not_costs_is_refused(tmp_path, changes, reason):
 
 
 @pytest.mark.parametrize("figure", [math.nan, math.inf, 0, -3.0, "12", None, True])
-def test_an_ok_row_without_a_positive_figure_refuses_the_whole_file(tmp_path, figure):
+def test_an_ok_row_without_a_positive_figure_is_named_and_the_others_taken(tmp_path, figure):
+    """Guards against one noisy row on a device (the stand-in's dry run wrote "ok" rows at
+    -272 GPU-s/MP) either throwing away every other measured figure or becoming a cost."""
     document = bench_json()
     document["generators"][1]["gpu_s_per_mp"] = figure
     path = tmp_path / "gpu_bench.json"
     path.write_text(json.dumps(document))  # NaN and Infinity as Python's json writes them
-    with pytest.raises(BundleError) as refused:
-        read_bench_costs(path)
-    assert (
-        f"gpu_bench.json: generators[1] (my-finetune): status ok but gpu_s_per_mp is {figure!r}"
-        in str(refused.value)
+    costs = read_bench_costs(path)
+    assert [row["model_id"] for row in costs.rows] == ["flux1-dev"]
+    assert costs.skipped[0] == (
+        "my-finetune",
+        f"generators[1]: status ok but gpu_s_per_mp is {figure!r}, not a positive number",
     )
+
+
+def test_a_failed_row_is_named_and_the_others_taken(tmp_path):
+    """Guards against a row the bench failed (inconsistent timings, kept figures) being
+    calibrated from its figures or refusing the file."""
+    document = bench_json()
+    failed = "failed: inconsistent: k_long [1.0, 1.3] s against k_short [1.1, 1.2] s"
+    document["generators"][1] |= {"status": failed, "gpu_s_per_mp": -272.0}
+    costs = read_bench_costs(written(tmp_path, document))
+    assert [row["model_id"] for row in costs.rows] == ["flux1-dev"]
+    assert ("my-finetune", failed) in costs.skipped
+
+
+def test_a_file_whose_every_row_is_unusable_is_refused(tmp_path):
+    """Guards against a file with nothing to calibrate passing as calibrated."""
+    document = bench_json()
+    for row in document["generators"][:2]:
+        row["gpu_s_per_mp"] = -1.0
+    with pytest.raises(BundleError) as refused:
+        read_bench_costs(written(tmp_path, document))
+    assert "no generator row with a measured cost" in str(refused.value)
 
 
 def test_a_file_that_is_not_json_is_refused_with_its_line(tmp_path):
