@@ -14,12 +14,15 @@ from reporting.sections.routing import cost_gpus_note
 from tests.helpers import copy_warehouse, query, run_main
 
 H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
+# a row the bench failed, its figures kept (the stand-in's dry run once called such rows "ok")
+FAILED = "failed: per_step_s is -0.29, not a positive finite number"
 
 
 def bench_file(folder, gpu: str, costs: dict[str, float]):
     path = folder / f"{gpu.split()[-1]}.json"
     rows = [{"model_id": m, "status": "ok", "gpu_s_per_mp": c} for m, c in costs.items()]
     rows.append({"model_id": "glm-image", "status": "timeout"})
+    rows.append({"model_id": "ernie-image", "status": FAILED, "gpu_s_per_mp": -586.0})
     document = {
         "mode": "gpu",
         "date": "2026-12-02T03:10:00+00:00",
@@ -44,12 +47,14 @@ def calibrated(small_demo, tmp_path_factory):
 
 
 def test_calibrate_says_what_it_took_and_what_it_left(calibrated):
+    """Guards against a file with one failed row being refused whole (every measured figure
+    lost) and against the failed row going unnamed."""
     _, (h200, a100) = calibrated
     assert h200.returncode == a100.returncode == 0, h200.stderr + a100.stderr
     assert h200.stdout.splitlines()[:2] == [
         f"calibrated 2 generators (GPU-s/MP measured on {H200}, 2026-12-02T03:10:00+00:00): "
         "flux1-dev 21.50, qwen-image 30.25",
-        "no figure, left as they were: glm-image (timeout)",
+        f"no figure, left as they were: glm-image (timeout), ernie-image ({FAILED})",
     ]
     assert "`qct2i build` publishes it" in a100.stdout
 
@@ -68,6 +73,7 @@ def test_the_router_uses_each_measured_cost_with_its_gpu(calibrated):
     assert profiles["qwen-image"] == ("measured", H200, 30.25)
     assert profiles["z-image-turbo"] == ("measured", A100, 3.75)
     assert profiles["glm-image"][1] is None  # its run timed out: not calibrated
+    assert profiles["ernie-image"][1] is None  # failed: its -586 never became a cost
     # a fixed router sends every request to its generator: its mean cost is that cost
     fixed = query(
         warehouse,
