@@ -474,6 +474,7 @@ def _en_split(words: list[str], cues: dict[str, frozenset[str]]) -> tuple[list[s
         and rest[0] in _EN_PREPOSITIONS
         and rest[-1] in cue_words | mood_words
         and rest[-2] not in _EN_DETERMINERS | _EN_PREPOSITIONS
+        and wordnet_capability(word_forms(rest[-1])) is None  # an adjective, not "prints"
     ):
         return words[: len(words) - 1], rest[-1:]
     return words[:at], rest
@@ -483,7 +484,8 @@ _EN_DOES_VERBS = _words_of(
     "look looks appear appears seem seems create creates evoke evokes convey conveys show shows "
     "feature features depict depicts contain contains include includes exude exudes capture "
     "captures reflect reflects cast casts give gives add adds emphasize emphasizes suggest "
-    "suggests resemble resembles display displays feel feels"
+    "suggests resemble resembles display displays feel feels symbolize symbolizes symbolise "
+    "symbolises embody embodies"
 )
 
 
@@ -524,6 +526,11 @@ def attribute_en(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
     if possession:
         owned = _en_tokens(possession["object"])
         return _en_possession(_en_tokens(possession["subject"]), owned, cues)
+    identity = _EN_IDENTITY.match(lowered)
+    if identity:
+        found = _en_identity(text, _en_tokens(identity["phrase"]), cues)
+        if found is not None:
+            return found
     does = _EN_DOES.match(lowered)
     is_form = _EN_IS.match(lowered)
     if not does and not is_form:
@@ -548,6 +555,31 @@ _EN_SHOWN = re.compile(
     r"(?:show|shows|depict|depicts|include|includes|feature|features|contain|contains|display)"
     r"\s+(?P<phrase>.+)$"
 )
+
+
+# "Is this an anime illustration?", "Is this digital art?": what the whole image is
+_EN_IDENTITY = re.compile(r"^is this (?P<phrase>(?:an? )?.+)$")
+_EN_GENRES = _words_of("art shoot photoshoot genre")
+
+
+def _en_identity(text: str, phrase: list[str], cues) -> Attribution | None:
+    """The medium or genre it names (style), a time (temporal_setting), else the thing it names,
+    read as an existence question; None where the phrase is no noun phrase ("Is this scene
+    gloomy?", read by its predicate)."""
+    if not phrase:
+        return None
+    if phrase[0] in ("a", "an"):
+        phrase = phrase[1:]
+    elif not (_en_has_cue(phrase[-1:], cues.get("style", frozenset())) or phrase[-1] in _EN_GENRES):
+        return None
+    words = set(phrase)
+    if words & (_EN_MEDIA | _EN_GENRES | _EN_REALISM) or _en_has_cue(
+        phrase, cues.get("style", frozenset())
+    ):
+        return Attribution("style", "identity_medium")
+    if _en_has_cue(phrase, cues.get("temporal_setting", frozenset())):
+        return Attribution("temporal_setting", "identity_time")
+    return _en_there(text, phrase, cues)
 
 
 def _en_shown(text: str, phrase: list[str], cues) -> Attribution | None:
@@ -610,6 +642,11 @@ def _en_possession(subject, owned, cues) -> Attribution:
     held, interaction; a quality of it ("long hair", "blue eyes"), the quality's capability."""
     head = owned[-1] if owned else ""
     modifiers = owned[:-1]
+    if set(owned) & _EN_REALISM and subject[-1:] and subject[-1] in _EN_SCENE_SUBJECTS:
+        # "Does the photo have true-to-life detail?" (not "Do the men have genuine smiles?")
+        return Attribution("style", "possession_style")
+    if head in _en_cue_words(cues, "texture"):  # "Does the pavement have stripes?": its surface
+        return Attribution("texture", "possession_texture")
     if head in _EN_WORN_OR_HELD or head.removesuffix("s") in _EN_WORN_OR_HELD:
         return Attribution("interaction", "possession_worn_or_held")
     for capability in ("style", "lighting", "temporal_setting"):
@@ -776,6 +813,7 @@ _EN_MOOD_WORDS = _words_of(
     "atmosphere atmospheric mood moody feel feels feeling vibe ambiance ambience convey conveys "
     "evoke evokes exude exudes aura symbolize symbolizes symbolise symbolises embody embodies"
 )
+_EN_SCENERY = _words_of("forested wooded scenic coastal mountainous hilly")
 _EN_WEATHER = _words_of(
     "raining rain rainy snowing snow snowy foggy fog misty mist stormy storm cloudy overcast"
 )
@@ -799,6 +837,10 @@ def _en_action_later(predicate: list[str]) -> bool:
     return False
 
 
+_EN_STATE_NOUNS = _words_of(
+    "bloom blossom pose poses posture stance motion flight mid-air midair action disarray "
+    "tatters ruins flames bloom"
+)
 _EN_EXPRESSIONS = _words_of("smile smiles expression expressions gaze grin face faces eyes look")
 _EN_PLACING = _words_of(
     "sitting standing lying resting perched hanging leaning kneeling squatting crouching "
@@ -841,8 +883,20 @@ def _en_relation(subject: list[str], predicate: list[str], said: str) -> Attribu
     if _EN_RELATIVE_POSITION.search(" ".join([*subject, said])):
         return Attribution("spatial", "predicate_relative_place")
     first = predicate[0] if predicate else ""
+    if first == "in" and predicate[-1] in _EN_STATE_NOUNS:  # "in full bloom", "in a pose"
+        return Attribution("state", "predicate_state")
+    nouns = _en_subject_nouns(subject)
+    if (  # "Is the hair over one eye?", "Is her hand on her hip?": the body's own pose
+        first in _EN_SPATIAL_STARTS
+        and nouns[-1:]
+        and nouns[-1] in _EN_BODY_PARTS
+        and (
+            predicate[-1] in _EN_BODY_PARTS
+            or wordnet_capability(word_forms(predicate[-1])) == "part_whole"
+        )
+    ):
+        return Attribution("state", "predicate_posture")
     if first in _EN_PLACING and len(predicate) > 1 and predicate[1] in _EN_SPATIAL_STARTS:
-        nouns = _en_subject_nouns(subject)
         if first == "set" and predicate[1] in ("in", "at", "during"):
             return None  # "set in spring": a time, read later
         if _en_animate(nouns) or predicate[-2:] in (["its", "side"], ["its", "back"]):
@@ -859,6 +913,8 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     whole = " ".join([*subject, *predicate])
     if set(subject[1:] + predicate) & _EN_NEGATION or "free of" in whole:
         return Attribution("logical_constraints", "predicate_negation")
+    if "style" in subject[-3:] and predicate[:1] != ["in"]:  # "Is the painting style X?"
+        return Attribution("style", "attribute_subject")
     if subject and subject[-1] in _EN_ATTRIBUTE_SUBJECTS:
         return Attribution(_EN_ATTRIBUTE_SUBJECTS[subject[-1]], "attribute_subject")
     if nouns and nouns[-1] in _EN_LIGHT_THINGS:
@@ -886,6 +942,8 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         return Attribution("emotion_atmosphere", "predicate_mood")
     if set(predicate) & _EN_LIGHT_VERBS:
         return Attribution("lighting", "predicate_lighting")
+    if set(predicate) & _EN_SCENERY:  # "Is the valley forested?": the natural scene it is
+        return Attribution("natural_scenes", "predicate_scenery")
     if (nouns and nouns[-1] in _EN_WEATHER) or (
         subject[:1] == ["it"] and set(whole.split()[:3]) & _EN_WEATHER
     ):

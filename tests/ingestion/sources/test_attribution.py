@@ -100,6 +100,17 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Is the poster blank?", "logical_constraints"),  # an absence
         ("Is the old barn desolate?", "emotion_atmosphere"),  # what a thing conveys
         ("Is the waiter behind the bar cheerful?", "state"),  # the person's, not the bar's
+        ("Is the print in the style of old woodcut prints?", "style"),  # "prints" no adjective
+        ("Is this a pencil sketch?", "style"),  # what the whole image is: a medium
+        ("Is this a rainy autumn evening?", "temporal_setting"),
+        ("Is this scene gloomy?", "emotion_atmosphere"),  # no article: read by its predicate
+        ("Is the cherry tree in full bloom?", "state"),  # a condition, not a place
+        ("Is her hand on her hip?", "state"),  # the body's own pose
+        ("Is the valley forested?", "natural_scenes"),
+        ("Does the statue symbolize freedom?", "emotion_atmosphere"),  # what it conveys
+        ("Does the rug have stripes?", "texture"),  # a surface pattern, no part
+        ("Do the twins have genuine smiles?", "state"),  # realism words need a scene owner
+        ("Is the scarf black and white?", "color"),  # a thing's colours, not a rendering
     ],
 )
 def test_english_predicates_by_hand(text, capability):
