@@ -156,6 +156,7 @@ def test_chinese_predicates_by_hand(text, capability):
         ("Is there a photograph?", "style"),  # the medium of the whole image
         ("Is there traditional pottery?", "scientific_cultural_knowledge"),
         ("Is there a plunger?", "man_made"),  # WordNet: the tool it heads, not a person
+        ("Are there peaches?", "man_made"),  # fruit is food (convention 1), not a plant
     ],
 )
 def test_english_existence_by_hand(text, capability):
@@ -174,6 +175,7 @@ def test_english_existence_by_hand(text, capability):
         ("这是一个厨房吗？", "man_made"),  # the noun list's room
         ("这是一场婚礼吗？", "scientific_cultural_knowledge"),  # a ceremony, a custom
         ("前景存在吗？", "spatial"),  # a region of the frame, as "Is there a foreground?"
+        ("有橘子吗？", "man_made"),  # fruit is food (convention 1)
     ],
 )
 def test_chinese_identity_and_existence_by_hand(text, capability):
