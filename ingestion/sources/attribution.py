@@ -205,7 +205,7 @@ def _en_existence_kind(text: str, head: str, phrase: str) -> Attribution | None:
 _EN_MEDIA = _words_of("photograph photography photo image illustration rendering render")
 _EN_REALISM = _words_of(
     "realistic photorealistic photorealism lifelike true-to-life hyperrealistic hyper-realistic "
-    "authentic genuine"
+    "authentic genuine retro vintage"
 )
 _EN_KNOWLEDGE_THINGS = _words_of("folklore legend legends myth myths mythology tale tales fable")
 # a place relative to another entity ("Is there bread on the table?"), not containment in the
@@ -825,7 +825,7 @@ _EN_MATERIAL_FORM = re.compile(
     r"\b(?:made|crafted|carved|woven|built|constructed|formed|sculpted|knitted) "
     r"(?:of|from|out of)\b"
 )
-_EN_ERA = re.compile(r"\b(?:1[0-9]|20)[0-9]0s\b|\bcentury\b|\bera\b|\bvictorian\b|\bretro\b")
+_EN_ERA = re.compile(r"\b(?:1[0-9]|20)[0-9]0s\b|\bcentury\b|\bera\b|\bvictorian\b")
 _EN_CORRECTNESS = _words_of("correct correctly accurate accurately scientifically historically")
 
 
@@ -1114,7 +1114,8 @@ _ZH_WORN = _words_of(
     "帽 眼镜 墨镜 面具 口罩 围巾 领带 夹克 外套 大衣 衬衫 连衣裙 裙 裤 "
     "牛仔裤 短裤 鞋 靴 手套 袜 制服 服装 衣服 衣 装 西装 长袍 袍 斗篷 背心 "
     "毛衣 卫衣 和服 汉服 旗袍 盔甲 耳环 项链 戒指 手镯 手表 王冠 服饰 饰 "
-    "背包 包 手提包 伞 剑 刀 武器 枪 杖 魔杖 书 手机 杯 瓶 花束 丝带 "
+    "背包 包 手提包 伞 剑 刀 武器 枪 杖 魔杖 书 手机 杯 瓶 花束 丝带 腰带 皮带 发夹 发卡 头巾 "
+    "围裙 披肩 面纱 头饰 "
     "蝴蝶结 发带 耳机 徽章 纹身 妆 首饰 饰品"
 )
 
@@ -1165,6 +1166,11 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
     person = bool(subject) and bool(_ZH_PEOPLE.search(subject))
     if _ZH_NEGATION.search(bare):
         return Attribution("logical_constraints", "predicate_negation")
+    gaze = re.search(r"目光|眼神|视线", subject if subject != "?" else bare)
+    if gaze and (subject != "?" or gaze.start() < 8):  # a gaze (not light): looking, or a state
+        if re.search(r"看|望|注视|凝视|俯瞰|盯|投向", bare[gaze.end() :]):
+            return Attribution("interaction", "predicate_action")
+        return Attribution("state", "predicate_expression")
     # the subject's attribute noun, or one near the start of a question without a link word
     # (气氛热闹喜庆吗？ 画面氛围宁静吗？)
     head = subject if subject != "?" else bare[:6]
@@ -1242,7 +1248,7 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
 
 _ZH_FEELING = re.compile(r"(?:给人|让人|令人|使人).*(?:感|觉)|感觉|氛围|气氛")
 _ZH_WEATHER = ("下雨", "下雪", "雨中", "雪中", "大雾", "雾气", "暴风雨", "雷雨", "细雨")
-_ZH_MATERIAL_FORM = re.compile(r"(?:做|制|造|织|编|雕)(?:的|成|而成)|材质|用.{1,4}(?:做|制)")
+_ZH_MATERIAL_FORM = re.compile(r"(?:做|制|造|织|编|雕)(?:的|成|而成)|材质|用(?!于).{1,4}(?:做|制)")
 _ZH_LIGHT_FORM = re.compile(r"(?:发出|散发|照|映|闪).{0,6}光|光.{0,4}(?:照|射|洒)")
 _ZH_MEDIA = (
     "照片",
@@ -1258,7 +1264,7 @@ _ZH_MEDIA = (
     "风格",
 )
 # a rendering like life, whatever the subject (景观是否生动逼真？)
-_ZH_REALISM = ("逼真", "写实", "真实感", "照片级")
+_ZH_REALISM = ("逼真", "写实", "真实感", "照片级", "复古")
 _ZH_RENDERING = ("虚化", "模糊", "黑白", "景深", "特写", "广角", "焦点")
 _ZH_ATTRIBUTE_SUBJECTS = tuple(
     (ending, capability)
@@ -1286,6 +1292,9 @@ def _zh_possession(owned: str, cues) -> Attribution:
         return Attribution("lighting", "possession_lighting")
     if any(owned.endswith(style) for style in _ZH_HAIRSTYLES):
         return Attribution("state", "possession_quality")
+    described = owned.rsplit("的", 1)[0] if "的" in owned else ""
+    if described and any(cue in described for cue in cues.get("state", ())):
+        return Attribution("state", "possession_quality")  # 燃烧的末端: its condition
     for capability in ("color", "shape", "material", "texture"):
         if any(cue in owned for cue in cues.get(capability, ())):
             return Attribution(capability, f"possession_{capability}")

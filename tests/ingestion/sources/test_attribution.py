@@ -111,6 +111,7 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Does the rug have stripes?", "texture"),  # a surface pattern, no part
         ("Do the twins have genuine smiles?", "state"),  # realism words need a scene owner
         ("Is the scarf black and white?", "color"),  # a thing's colours, not a rendering
+        ("Is the lamp vintage?", "style"),  # a look, as 复古 (not an era)
     ],
 )
 def test_english_predicates_by_hand(text, capability):
@@ -138,6 +139,11 @@ def test_english_predicates_by_hand(text, capability):
         ("右侧是否有一棵树？", "spatial"),  # a place in the frame
         ("舞者在庙会上吗？", "scientific_cultural_knowledge"),  # an occasion, a custom
         ("景色是否逼真？", "style"),  # a lifelike rendering
+        ("台灯是复古的吗？", "style"),  # vintage is a look, not an era
+        ("少年的目光望向大海吗？", "interaction"),  # a gaze at something, not light
+        ("蜡烛有燃烧的火焰吗？", "state"),  # the owned thing's condition
+        ("骑士是否有腰带？", "interaction"),  # worn
+        ("这个盒子是用于存放茶叶的吗？", "state"),  # 用于 is a use, not 用...制 a material
     ],
 )
 def test_chinese_predicates_by_hand(text, capability):
