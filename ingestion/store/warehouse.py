@@ -9,6 +9,11 @@ keeps the old inode); the next connection sees the new build. A failed build lea
 file as it was and the working copy in place for inspection; the next import or build continues
 from it.
 
+The published file is stored in DuckDB's storage version `PUBLISHED_STORAGE_VERSION`, which the
+DuckDB releases BI tools bundle can read (docs/warehouse.md, "Storage version"): a working copy is
+created in it, so publishing stays one rename; a working copy in another version (one copied from
+a warehouse published before this rule) is rewritten in it once, before the rename.
+
 The writer lock is an advisory `flock` on `<name>.lock`: the kernel releases it when its holder
 exits, even on kill -9, so a crashed writer needs no cleanup. POSIX only (`fcntl`); on Windows a
 file that a reader holds open cannot be replaced, so publishing there would fail while any reader
@@ -60,6 +65,12 @@ class Warehouse:
     def lock(self) -> Path:
         return self.published.with_name(f"{self.published.name}.lock")
 
+
+# DuckDB 2.0 writes new files in storage version v2.0.0, which no DuckDB 1.x opens; Apache
+# Superset 6.1.0's `duckdb` extra requires duckdb>=1.4.2,<2, and v1.4.0 is the newest storage every
+# such release reads (DuckDB 1.4 is also the 1.x long-term-support line). An older version would
+# reach older readers at a cost (v1.0.0: the demo warehouse 8 % larger); docs/warehouse.md.
+PUBLISHED_STORAGE_VERSION = "v1.4.0"
 
 CRASH_POINT_ENV = "QCT2I_CRASH_AT"  # fault injection for the crash-safety tests
 
@@ -133,12 +144,14 @@ def prepare_working_copy(warehouse: Warehouse) -> Path:
 
     A working copy left by an import not yet built, or by a failed or killed build, is reused;
     otherwise the published file is copied (through a temporary name, so a crash never leaves a
-    half copy under the working name); with neither, the working copy starts empty. Raw tables
-    stored by an older version gain the contract's newer columns (`upgrade_raw_tables`)."""
+    half copy under the working name); with neither, the working copy starts empty, in the
+    published storage version. Raw tables stored by an older version gain the contract's newer
+    columns (`upgrade_raw_tables`)."""
     working = warehouse.working
     if not working.exists():
         working.parent.mkdir(parents=True, exist_ok=True)
         if not warehouse.published.exists():
+            _create_empty(working)
             return working
         partial = working.with_name(working.name + ".partial")
         shutil.copyfile(warehouse.published, partial)
@@ -165,6 +178,8 @@ def publish(
         )
     crash_point("publish:before-stamp")
     stamp = _stamp(working, code_version, build_vars or {})
+    if storage_version(working) != PUBLISHED_STORAGE_VERSION:
+        _rewrite_in_published_storage_version(working)
     crash_point("publish:before-rename")
     _fsync(working)
     os.replace(working, published)
@@ -194,6 +209,47 @@ def _stamp(working: Path, code_version: str | None, build_vars: Mapping) -> dict
         con.execute("insert into main.build_id values (?, ?, ?, ?, ?, ?, ?)", list(stamp.values()))
         con.execute("checkpoint")
     return stamp
+
+
+def storage_version(path: Path) -> str:
+    """The DuckDB storage version the file is written in (`v1.4.0`: DuckDB 1.4.0 and newer read
+    it)."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        (tag,) = con.execute(
+            "select tags['storage_version'] from duckdb_databases() "
+            "where database_name = current_database()"
+        ).fetchone()
+    return tag.removesuffix("+")  # DuckDB tags it `v1.4.0+`
+
+
+def _create_empty(path: Path) -> None:
+    with duckdb.connect() as con:
+        con.execute(
+            f"attach {_literal(path)} as new_file (storage_version '{PUBLISHED_STORAGE_VERSION}')"
+        )
+
+
+def _rewrite_in_published_storage_version(working: Path) -> None:
+    """Rewrite the working copy in `PUBLISHED_STORAGE_VERSION`: every schema, table, view and
+    constraint, copied by DuckDB itself (COPY FROM DATABASE), through a temporary name, so a
+    writer killed meanwhile leaves the working copy whole (old or rewritten). About as long as
+    reading and writing the whole file once (docs/warehouse.md has the demo's figures)."""
+    rewritten = working.with_name(working.name + ".rewrite")
+    rewritten.unlink(missing_ok=True)
+    with duckdb.connect() as con:
+        con.execute(f"attach {_literal(working)} as working_copy (read_only)")
+        con.execute(
+            f"attach {_literal(rewritten)} as rewritten "
+            f"(storage_version '{PUBLISHED_STORAGE_VERSION}')"
+        )
+        con.execute("copy from database working_copy to rewritten")
+    _fsync(rewritten)
+    os.replace(rewritten, working)
+
+
+def _literal(path: Path) -> str:
+    """A path as a SQL string literal (ATTACH takes no parameters)."""
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 def judges_held(path: Path) -> list[str]:
