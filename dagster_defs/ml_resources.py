@@ -5,10 +5,12 @@ pipeline and the judge is a tiny Qwen3-VL, both built in code into QCT2I_TINY_MO
 <warehouse folder>/tiny_models) on first use and then loaded by the real loaders.
 QCT2I_ML_PROFILE=gpu: the generators of seeds/generators.csv (a folder <QCT2I_MODEL_ROOT>/<model_id>
 overrides the hub id) and the judge QCT2I_JUDGE_MODEL (default Qwen/Qwen3-VL-30B-A3B-Instruct) on
-QCT2I_JUDGE_BACKEND (default vllm), its engine settings from the resource's config.
+QCT2I_JUDGE_BACKEND (default vllm), its engine settings from the resource's config; a Thinking judge
+(Qwen3-VL-*-Thinking) with QCT2I_JUDGE_REASONING_BUDGET=N, its most reasoning tokens per question.
 Nothing here imports torch; the backends do, when a run loads them.
 """
 
+import functools
 import os
 from pathlib import Path
 
@@ -41,6 +43,8 @@ TINY_MODELS = {
     "lm": ("config.json", build_tiny_text_lm),
     "sd": ("model_index.json", build_tiny_stable_diffusion),
     "vl": ("config.json", build_tiny_qwen3_vl),
+    # a Thinking checkpoint's tokenizer: the cpu profile's judge when it is given a reasoning budget
+    "vl-thinking": ("config.json", functools.partial(build_tiny_qwen3_vl, thinking=True)),
 }
 
 
@@ -92,6 +96,9 @@ class QuestionJudgeResource(dg.ConfigurableResource):
     tensor_parallel_size: int = 1
     gpu_memory_utilization: float = 0.9
     max_num_seqs: int | None = None  # vLLM's default when unset
+    # a Thinking judge's most reasoning tokens per question (part of its identity: give it a
+    # judge_id of its own); None: an Instruct judge, answering at once (docs/gpu.md)
+    reasoning_budget: int | None = None
 
     def engine_settings(self) -> dict:
         settings = {
@@ -105,15 +112,20 @@ class QuestionJudgeResource(dg.ConfigurableResource):
         return settings
 
     def load(self):
+        thinking = (
+            {} if self.reasoning_budget is None else {"reasoning_budget": self.reasoning_budget}
+        )
         if self.profile == "cpu":
-            folder = Path(self.tiny_dir or default_tiny_dir()) / "qwen3_vl"
+            tiny, name = ("vl-thinking", "qwen3_vl_thinking") if thinking else ("vl", "qwen3_vl")
+            folder = Path(self.tiny_dir or default_tiny_dir()) / name
             return create(
                 "judge",
                 "transformers",
-                source=_tiny(folder, "vl"),
+                source=_tiny(folder, tiny),
                 model_name="tiny-qwen3-vl",
                 revision=self.revision,  # pins the recorded revision (part of the judge's identity)
                 device="cpu",
+                **thinking,
             )
         engine = self.engine_settings() if self.backend == "vllm" else {}
         return create(
@@ -123,6 +135,7 @@ class QuestionJudgeResource(dg.ConfigurableResource):
             revision=self.revision,
             device=self.device,
             **engine,
+            **thinking,
         )
 
 
@@ -238,6 +251,7 @@ def ml_resources_from_env() -> dict[str, dg.ConfigurableResource]:
             backend=os.environ.get("QCT2I_JUDGE_BACKEND", "vllm"),
             model=os.environ.get("QCT2I_JUDGE_MODEL", DEFAULT_JUDGE),
             **_judge_chunk_from_env(),
+            **_reasoning_budget_from_env(),
         ),
         "text_transcriber": TextTranscriberResource(
             profile=profile, model=os.environ.get("QCT2I_OCR_MODEL", DEFAULT_OCR)
@@ -253,3 +267,10 @@ def _judge_chunk_from_env() -> dict[str, int]:
     `qct2i evaluate`); unset, the resource's default."""
     chunk = os.environ.get("QCT2I_JUDGE_CHUNK_IMAGES")
     return {"chunk_images": int(chunk)} if chunk else {}
+
+
+def _reasoning_budget_from_env() -> dict[str, int]:
+    """QCT2I_JUDGE_REASONING_BUDGET: a Thinking judge's reasoning budget (tokens per question);
+    unset, an Instruct judge."""
+    budget = os.environ.get("QCT2I_JUDGE_REASONING_BUDGET")
+    return {"reasoning_budget": int(budget)} if budget else {}
