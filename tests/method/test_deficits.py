@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+import pytest
 
-from method.deficits import deficits, field_means
+from method.bootstrap import concept_weights
+from method.deficits import capability_deficits, deficits, field_means
 
 NAN = np.nan
 
@@ -33,3 +36,88 @@ def test_replicates_keep_their_draws_apart():
     # [draws=2, M=2, S=1, T=1]: each draw's field comes from that draw only
     scores = np.array([[[[0.1]], [[0.7]]], [[[0.6]], [[0.2]]]])
     np.testing.assert_allclose(deficits(scores)[..., 0, 0], [[-0.6, 0.6], [0.4, -0.4]])
+
+
+# -- capability_deficits end to end, on a world small enough to work by hand ------------------
+# concept, model, language, capability, score_num, score_den (Eq. 2: valid yes / valid questions)
+HAND_STATS = [
+    ("c1", "m1", "en", "color", 1, 2),
+    ("c2", "m1", "en", "color", 2, 2),
+    ("c1", "m2", "en", "color", 0, 2),
+    ("c1", "m1", "zh", "color", 1, 1),
+    ("c1", "m2", "zh", "color", 1, 1),
+    ("c2", "m1", "en", "shape", 1, 1),  # only m1 is scored on shape: no field
+]
+DRAWS, SEED = 60, 7
+
+
+def _hand_deficits() -> dict[tuple, dict]:
+    columns = ("concept_id", "model_id", "language", "capability", "score_num", "score_den")
+    stats = pa.Table.from_pylist([dict(zip(columns, row, strict=True)) for row in HAND_STATS])
+    taxonomy = pa.Table.from_pylist(
+        [
+            {"capability": c, "group_key": g, "group_order": i, "capability_order": i}
+            for i, (c, g) in enumerate([("color", "attribute"), ("shape", "attribute")])
+        ]
+    )
+    sources = pa.Table.from_pylist(
+        [{"capability": c, "score_source": "judgment"} for c in ("color", "shape")]
+    )
+    table = capability_deficits(stats, taxonomy, sources, draws=DRAWS, seed=SEED)
+    return {(r["model_id"], r["language_scope"], r["capability"]): r for r in table.to_pylist()}
+
+
+def test_capability_deficits_by_hand():
+    """Scores, field means and deficits in points, worked by hand from HAND_STATS: en color m1
+    3/4, m2 0/2; zh color both 1/1; pooled m1 4/5, m2 1/3; shape m1 alone (no field, no deficit,
+    no draws). Guards the assembly of the rows (a score column holding the field, a field counted
+    with the generator itself, a missing scope or an undefined field reported as 0)."""
+    rows = _hand_deficits()
+    assert len(rows) == 8  # m1: 3 color scopes + en and pooled shape; m2: 3 color scopes
+    expected = {  # (model, scope, capability): (score, field_mean, n_field, deficit)
+        ("m1", "en", "color"): (75.0, 0.0, 1, 75.0),
+        ("m2", "en", "color"): (0.0, 75.0, 1, -75.0),
+        ("m1", "zh", "color"): (100.0, 100.0, 1, 0.0),
+        ("m2", "zh", "color"): (100.0, 100.0, 1, 0.0),
+        ("m1", "pooled", "color"): (80.0, 100 / 3, 1, 80.0 - 100 / 3),
+        ("m2", "pooled", "color"): (100 / 3, 80.0, 1, 100 / 3 - 80.0),
+        ("m1", "en", "shape"): (100.0, None, 0, None),
+        ("m1", "pooled", "shape"): (100.0, None, 0, None),
+    }
+    for key, (score, field, n_field, deficit) in expected.items():
+        row = rows[key]
+        assert row["score"] == pytest.approx(score), key
+        assert row["n_field_models"] == n_field, key
+        if field is None:
+            assert row["field_mean"] is row["deficit"] is None, key
+            assert row["deficit_ci_lo"] is row["deficit_ci_hi"] is None, key
+            assert row["n_draws"] == 0, key
+        else:
+            assert (row["field_mean"], row["deficit"]) == pytest.approx((field, deficit)), key
+
+
+def test_capability_deficit_intervals_and_draw_counts_from_the_weights():
+    """The interval and n_draws recomputed in plain Python from the bootstrap's weights (concepts
+    c1, c2 in id order): m2's color score needs c1, so every color deficit is defined exactly in
+    the draws that hold c1; with weights (w1, w2) m1's en deficit is (w1 + 2 w2) / (2 w1 + 2 w2)
+    - 0 and its pooled one (w1 + 2 w2 + w1) / (2 w1 + 2 w2 + w1) - w1 / 3 w1. Planted bug it
+    catches (issue 36): n_draws counting every draw instead of the draws where the deficit is
+    defined; also interval ends swapped, or taken over every draw."""
+    weights = np.concatenate(list(concept_weights(2, DRAWS, SEED)))
+    with_c1 = weights[:, 0] > 0
+    assert 0 < with_c1.sum() < DRAWS  # a count of every draw would differ
+    w1, w2 = weights[with_c1, 0], weights[with_c1, 1]
+    en = (w1 + 2 * w2) / (2 * w1 + 2 * w2)
+    pooled = (2 * w1 + 2 * w2) / (3 * w1 + 2 * w2) - 1 / 3
+    rows = _hand_deficits()
+    for key, draws in (
+        (("m1", "en", "color"), en),
+        (("m2", "en", "color"), -en),
+        (("m1", "pooled", "color"), pooled),
+        (("m2", "pooled", "color"), -pooled),
+        (("m1", "zh", "color"), 0 * en),
+    ):
+        row = rows[key]
+        assert row["n_draws"] == with_c1.sum(), key
+        lo, hi = np.percentile(100 * draws, [2.5, 97.5])
+        assert (row["deficit_ci_lo"], row["deficit_ci_hi"]) == pytest.approx((lo, hi)), key
