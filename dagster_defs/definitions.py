@@ -1,6 +1,7 @@
 """Definitions: the pipeline (`dagster_defs.pipeline`: simulator / GPU bundle -> raw tables ->
 staging -> intermediate -> marts -> report, and its jobs `demo` and `import_and_build`) with the
-jobs that start it: `evaluate_generator` (`dagster_defs.evaluation`).
+jobs that start it: `evaluate_generator` (`dagster_defs.evaluation`) and `inbox_intake`, with the
+`inbox` sensor that starts those (`dagster_defs.inbox`).
 
 Built by a factory (`@dg.definitions`), so importing this module does no work: Dagster (`dagster
 dev`, `dagster asset materialize`, a run worker), the CLI demo and the tests call `defs()`, which
@@ -11,6 +12,7 @@ builds the GPU assets from the generator seed and QCT2I_GENERATION_SHARDS, prepa
 import dagster as dg
 
 from dagster_defs.evaluation import evaluate_generator_job
+from dagster_defs.inbox import inbox_intake_job, inbox_sensor
 from dagster_defs.pipeline import GPU_ASSETS, demo_job, import_and_build_job, pipeline_definitions
 
 __all__ = ["GPU_ASSETS", "defs", "demo_job", "import_and_build_job"]
@@ -18,4 +20,6 @@ __all__ = ["GPU_ASSETS", "defs", "demo_job", "import_and_build_job"]
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return pipeline_definitions(jobs=[evaluate_generator_job])
+    return pipeline_definitions(
+        jobs=[evaluate_generator_job, inbox_intake_job], sensors=[inbox_sensor()]
+    )

@@ -22,6 +22,23 @@ FORMATS: dict[str, Callable[[Path, Path, bool], Conversion]] = {
 QUESTIONS_ONLY = frozenset({"oneig"})
 
 
+# the paths each release's clone holds, as its converter reads them (docs/releases.md)
+LAYOUTS: dict[str, tuple[Path, ...]] = {
+    "tiif": (tiif_release.PROMPTS_DIR, tiif_release.RESULTS_DIR),
+    "dsg": (dsg_release.ROOT_QUESTIONS, dsg_release.ROOT_ANSWERS),
+    "oneig": (Path(oneig_release.PROMPT_FILES["en"]), oneig_release.QD_DIR),
+}
+
+
+def format_of(root: Path) -> str | None:
+    """The release format whose layout `root` holds (every path its converter starts from), or
+    None: how the Dagster inbox recognises a release folder dropped into it."""
+    for name, paths in LAYOUTS.items():
+        if all((Path(root) / path).exists() for path in paths):
+            return name
+    return None
+
+
 class FormatNotReady(ReleaseError):
     """A format name that no converter reads."""
 
