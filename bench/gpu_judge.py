@@ -50,6 +50,7 @@ from bench.gpu_bench import (
     registry_rows,
     tiny_spec,
 )
+from bench.gpu_judge_thinking import thinking_figures
 from bench.gpu_smoke import QUESTIONS
 from ingestion.backends.api.interfaces import ImageQuestions
 from ingestion.backends.tiny.models import QWEN_CHAT_TEMPLATE
@@ -444,6 +445,10 @@ def judge_figures(device: str, dry_run: bool) -> dict:
         items = noise_items(Path(folder), max(1 + plan.judge_images, per_batch))
         judge_path = judge_path_figures(judge, items[: 1 + plan.judge_images], device)
         prefill, router = prefill_figures(judge, items[:per_batch], budget, device, plan)
+        # the Thinking judge (issue 35): the same architecture, reasoning before it answers
+        thinking = thinking_figures(
+            model, processor, device, items[0], arch["hub_repo_id"], dry_run
+        )
     return {
         "label": LABEL,
         "model_class": type(model).__name__,
@@ -462,5 +467,6 @@ def judge_figures(device: str, dry_run: bool) -> dict:
         "judge_path": judge_path,
         "prefill": prefill,
         "router": router,
+        "thinking": thinking,
         "wall_s": time.perf_counter() - started,
     }
