@@ -140,6 +140,7 @@ _NATIONALITY = re.compile(r"^[A-Z][a-z]+(?:an|ese|ish|ch|i)$")
 
 def proper_name(text: str) -> bool:
     unquoted = re.sub(r"'[^']*'|\"[^\"]*\"|“[^”]*”", "", text).split(" Answer with")[0]
+    unquoted = re.sub(r"\bthe (?:Moon|Sun|Earth|Sky)\b", "the thing", unquoted)  # common nouns
     return any(
         not all(_NATIONALITY.match(word) for word in name.group(0).split() if word[0].isupper())
         for name in _PROPER_NAME.finditer(unquoted)
@@ -186,7 +187,7 @@ def _en_existence_kind(text: str, head: str, phrase: str) -> Attribution | None:
     # whose head is the people (convention 1: the rest modifies them)
     if _EN_WORN_FORM.search(lowered) and not person:
         return Attribution("interaction", "existence_worn_or_held")
-    if head in ("background", "foreground") or _EN_FRAME_POSITION.search(lowered):
+    if head in ("background", "foreground", "backdrop") or _EN_FRAME_POSITION.search(lowered):
         return Attribution("spatial", "existence_placed")
     if head in _EN_BODY_PARTS or head.removesuffix("s") in _EN_BODY_PARTS:
         return Attribution("part_whole", "existence_part")
@@ -213,7 +214,7 @@ _EN_KNOWLEDGE_THINGS = _words_of("folklore legend legends myth myths mythology t
 _EN_RELATIVE_PLACE = re.compile(
     r"\b(?:on top of|in front of|next to|on|under|underneath|beneath|behind|beside|above|below|"
     r"near|atop|between|against|along)\s+(?:the|a|an|his|her|its|their|some|two)\s+"
-    r"(?P<object>[a-z' -]+?)(?=\s+(?:in|on|of|with|at|and)\b|[?.,]|$)"
+    r"(?P<object>[a-z' -]+?)(?=\s+(?:in|on|with|at|and)\b|[?.,]|$)"
 )
 
 
@@ -513,6 +514,10 @@ def attribute_en(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
     form."""
     bare = re.sub(r"\s*answer with yes or no\.?\s*$", "", text.strip(), flags=re.I)
     lowered = _EN_FRAME_TAIL.sub("", bare.lower().rstrip(" ?.!"))
+    tokens = set(_en_tokens(lowered))
+    if tokens & _EN_CORRECTNESS and not tokens & (_EN_TEXT_THINGS | {"spelled", "spelling"}):
+        # "Are the planets in the correct order?": a fact only knowledge can check
+        return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
     there = re.match(r"^(?:is|are)\s+there\s+(?P<phrase>.+)$", lowered)
     if there:
         return _en_there(text, _en_tokens(there["phrase"]), cues)
@@ -841,6 +846,7 @@ _EN_STATE_NOUNS = _words_of(
     "bloom blossom pose poses posture stance motion flight mid-air midair action disarray "
     "tatters ruins flames bloom"
 )
+_EN_SHADES = _words_of("light dark pale bright deep")
 _EN_EXPRESSIONS = _words_of("smile smiles expression expressions gaze grin face faces eyes look")
 _EN_PLACING = _words_of(
     "sitting standing lying resting perched hanging leaning kneeling squatting crouching "
@@ -913,6 +919,14 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     whole = " ".join([*subject, *predicate])
     if set(subject[1:] + predicate) & _EN_NEGATION or "free of" in whole:
         return Attribution("logical_constraints", "predicate_negation")
+    if (
+        subject[-1:]
+        and subject[-1] in _EN_SHADES
+        and _en_has_cue(predicate, cues.get("color", frozenset()))
+    ):
+        return Attribution("color", "predicate_color")  # "Is the dress light yellow?"
+    if "shape" in predicate and ("of" in predicate or "form" in predicate):
+        return Attribution("shape", "predicate_attribute_noun")  # "in the shape of a teardrop"
     if "style" in subject[-3:] and predicate[:1] != ["in"]:  # "Is the painting style X?"
         return Attribution("style", "attribute_subject")
     if subject and subject[-1] in _EN_ATTRIBUTE_SUBJECTS:
@@ -930,7 +944,7 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     rendering = _EN_STYLE_PHRASES.search(said)
     if rendering and rendering.group(0) == "black and white" and not scene:
         rendering = None  # "Is the scarf black and white?": its colours
-    if rendering or set(predicate) & _EN_REALISM or "true to life" in said:
+    if rendering or set(predicate) & _EN_REALISM or "true to life" in whole:
         return Attribution("style", "predicate_style")  # the rendering, whatever the subject
     if (  # "bathed in spring light", "under the sunlight"
         len(predicate) > 1
@@ -957,12 +971,17 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     relation = _en_relation(subject, predicate, said)
     if relation is not None:
         return relation
+    if nouns[-1:] and nouns[-1] in ("hair", "hairstyle", "hairdo") and "styled" in predicate:
+        return Attribution("state", "predicate_hairstyle")  # "styled in a bob": her hair
     if _en_has_cue(predicate, _en_cue_words(cues, TEXT)) or (
         _en_has_cue(subject, _en_cue_words(cues, TEXT)) and not predicate
     ):
         return Attribution(TEXT, "predicate_text")
     if _en_has_cue(predicate, _en_cue_words(cues, "style")) and (
-        scene or "style" in predicate or "styled" in predicate
+        scene
+        or "style" in predicate
+        or "styled" in predicate
+        or bool(set(nouns[:1]) & _EN_MEDIA)  # "Is the image high resolution?" (split at "high")
     ):
         return Attribution("style", "predicate_style")
     if _en_comparative(predicate) or _en_has_cue(predicate[:2], _COUNT_WORDS):
@@ -1249,7 +1268,9 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
 _ZH_FEELING = re.compile(r"(?:给人|让人|令人|使人).*(?:感|觉)|感觉|氛围|气氛")
 _ZH_WEATHER = ("下雨", "下雪", "雨中", "雪中", "大雾", "雾气", "暴风雨", "雷雨", "细雨")
 _ZH_MATERIAL_FORM = re.compile(r"(?:做|制|造|织|编|雕)(?:的|成|而成)|材质|用(?!于).{1,4}(?:做|制)")
-_ZH_LIGHT_FORM = re.compile(r"(?:发出|散发|照|映|闪).{0,6}光|光.{0,4}(?:照|射|洒)")
+_ZH_LIGHT_FORM = re.compile(
+    r"(?:发出|散发|照|映|闪).{0,6}光|光.{0,4}(?:照|射|洒)|发亮|闪闪|闪耀|闪烁|发光|熠熠"
+)
 _ZH_MEDIA = (
     "照片",
     "摄影",

@@ -112,6 +112,12 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Do the twins have genuine smiles?", "state"),  # realism words need a scene owner
         ("Is the scarf black and white?", "color"),  # a thing's colours, not a rendering
         ("Is the lamp vintage?", "style"),  # a look, as 复古 (not an era)
+        ("Is the coat light blue?", "color"),  # a shade, not light
+        ("Is the boy's hair styled in a quiff?", "state"),  # a hairstyle, not a rendering
+        ("Is the pendant in the shape of a star?", "shape"),  # not a place
+        ("Is the image high resolution?", "style"),  # the image's, whatever the split
+        ("Is the dog sitting on the Moon?", "state"),  # the Moon is no named landmark
+        ("Are the rivers drawn in the correct order?", "scientific_cultural_knowledge"),
     ],
 )
 def test_english_predicates_by_hand(text, capability):
@@ -139,6 +145,7 @@ def test_english_predicates_by_hand(text, capability):
         ("右侧是否有一棵树？", "spatial"),  # a place in the frame
         ("舞者在庙会上吗？", "scientific_cultural_knowledge"),  # an occasion, a custom
         ("景色是否逼真？", "style"),  # a lifelike rendering
+        ("宝石在闪闪发亮吗？", "lighting"),  # its shine, not its own action
         ("台灯是复古的吗？", "style"),  # vintage is a look, not an era
         ("少年的目光望向大海吗？", "interaction"),  # a gaze at something, not light
         ("蜡烛有燃烧的火焰吗？", "state"),  # the owned thing's condition
@@ -160,6 +167,7 @@ def test_chinese_predicates_by_hand(text, capability):
         ("Is there a lamp on the left?", "spatial"),  # a place in the frame
         ("Is there a scar on the left arm?", "part_whole"),  # "left arm" is no frame position
         ("Is there a photograph?", "style"),  # the medium of the whole image
+        ("Is there a backdrop?", "spatial"),  # a region of the frame, as a background
         ("Is there traditional pottery?", "scientific_cultural_knowledge"),
         ("Is there a plunger?", "man_made"),  # WordNet: the tool it heads, not a person
         ("Are there peaches?", "man_made"),  # fruit is food (convention 1), not a plant
@@ -182,6 +190,7 @@ def test_english_existence_by_hand(text, capability):
         ("这是一场婚礼吗？", "scientific_cultural_knowledge"),  # a ceremony, a custom
         ("前景存在吗？", "spatial"),  # a region of the frame, as "Is there a foreground?"
         ("有橘子吗？", "man_made"),  # fruit is food (convention 1)
+        ("是否有一位法官？", "humans"),  # 官: a kind of person (noun seed suffix)
     ],
 )
 def test_chinese_identity_and_existence_by_hand(text, capability):
