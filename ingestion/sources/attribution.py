@@ -241,7 +241,11 @@ def _en_existence_placed(lowered: str, head: str) -> Attribution | None:
     return Attribution("spatial", "existence_placed")
 
 
-_EN_WORN_FORM = re.compile(r"\b(?:worn|wearing|held by|holding|carried by)\b")
+# the thing is worn or held by someone else ("a jacket worn by the girl", "a cup that she is
+# holding"), not the wearer ("a teddy bear wearing a bow tie": the bear is the thing)
+_EN_WORN_FORM = re.compile(
+    r"\b(?:worn|held by|carried by)\b|\b(?:that|which)\b.*\b(?:wearing|holding|carrying)\b"
+)
 # a place in the frame, not relative to another entity ("Is there a window on the left?")
 _EN_FRAME_POSITION = re.compile(
     r"\b(?:on|in|at|to) the (?:left|right|top|bottom|upper|lower|center|centre|middle|corner|"
@@ -687,7 +691,7 @@ _EN_HAIRSTYLES = _words_of(
 )
 _EN_PART_QUALITIES = _words_of(
     "long short curly straight wavy messy braided tousled spiky thick thin big small large tiny "
-    "sharp closed open bare wet"
+    "sharp closed open bare wet styled dyed curled slicked neat tidy"
 )
 # What only world knowledge can judge (METHOD 13a): customs, festivals, history, landmarks
 _EN_KNOWLEDGE = _words_of(
@@ -846,6 +850,7 @@ _EN_STATE_NOUNS = _words_of(
     "bloom blossom pose poses posture stance motion flight mid-air midair action disarray "
     "tatters ruins flames bloom"
 )
+_EN_SIZES = _words_of("huge giant gigantic enormous massive colossal tiny minuscule oversized")
 _EN_SHADES = _words_of("light dark pale bright deep")
 _EN_EXPRESSIONS = _words_of("smile smiles expression expressions gaze grin face faces eyes look")
 _EN_PLACING = _words_of(
@@ -954,7 +959,7 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         return Attribution("lighting", "predicate_lighting")
     if set(predicate) & _EN_MOOD_WORDS:
         return Attribution("emotion_atmosphere", "predicate_mood")
-    if set(predicate) & _EN_LIGHT_VERBS:
+    if set(predicate) & _EN_LIGHT_VERBS and not set(predicate) & _EN_KNOWLEDGE:
         return Attribution("lighting", "predicate_lighting")
     if set(predicate) & _EN_SCENERY:  # "Is the valley forested?": the natural scene it is
         return Attribution("natural_scenes", "predicate_scenery")
@@ -984,6 +989,8 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         or bool(set(nouns[:1]) & _EN_MEDIA)  # "Is the image high resolution?" (split at "high")
     ):
         return Attribution("style", "predicate_style")
+    if predicate and predicate[-1] in _EN_SIZES and len(predicate) <= 2:  # "massive": as 巨大
+        return Attribution(COUNT, "predicate_size")
     if _en_comparative(predicate) or _en_has_cue(predicate[:2], _COUNT_WORDS):
         return Attribution(COUNT, "predicate_comparison")
     first = predicate[0] if predicate else ""
@@ -1109,7 +1116,7 @@ _ZH_ACTIONS = _words_of(
 )
 _ZH_PLACE = re.compile(
     r"在[^？?吗呢]*(?:旁边|之间|附近|周围|上面|下面|里面|外面|前面|后面|身边|身上|怀里|上方|下方|"
-    r"前方|后方|左边|右边|左侧|右侧|中间|中央|对面|边缘|边上|中心|顶端|尽头|深处|一侧|两侧|四周|表面|"
+    r"前方|后方|左边|右边|左侧|右侧|中间|中央|对面|边缘|边上|中心|顶端|尽头|深处|一侧|两侧|四周|表面|内部|外部|上空|"
     r"上|里|中|内|下|旁|前|后|外|边|顶|底|侧|角)"
 )
 _ZH_POSTURES = ("坐", "站", "躺", "跪", "蹲", "趴", "停", "靠", "立")  # not 放/挂: placed, hung
@@ -1285,12 +1292,12 @@ _ZH_MEDIA = (
     "风格",
 )
 # a rendering like life, whatever the subject (景观是否生动逼真？)
-_ZH_REALISM = ("逼真", "写实", "真实感", "照片级", "复古")
+_ZH_REALISM = ("逼真", "写实", "真实", "现实", "照片级", "复古")
 _ZH_RENDERING = ("虚化", "模糊", "黑白", "景深", "特写", "广角", "焦点")
 _ZH_ATTRIBUTE_SUBJECTS = tuple(
     (ending, capability)
     for capability, endings in (
-        ("lighting", "光线 灯光 光照 光影 照明 阴影 影子 光"),
+        ("lighting", "光线 灯光 光照 光影 照明 阴影 影子 光 光辉 光芒 光晕"),
         ("color", "颜色 色调 色彩 配色 主色调 发色"),
         ("style", "风格 画风 艺术风格 画面风格"),
         ("emotion_atmosphere", "氛围 气氛 情调 基调"),

@@ -118,6 +118,9 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Is the image high resolution?", "style"),  # the image's, whatever the split
         ("Is the dog sitting on the Moon?", "state"),  # the Moon is no named landmark
         ("Are the rivers drawn in the correct order?", "scientific_cultural_knowledge"),
+        ("Are the whale's fins massive?", "quantification_comparison"),  # as 巨大
+        ("Does the mural reflect local culture?", "scientific_cultural_knowledge"),  # not light
+        ("Does the woman have dyed hair?", "state"),  # a quality of the part
     ],
 )
 def test_english_predicates_by_hand(text, capability):
@@ -146,6 +149,8 @@ def test_english_predicates_by_hand(text, capability):
         ("舞者在庙会上吗？", "scientific_cultural_knowledge"),  # an occasion, a custom
         ("景色是否逼真？", "style"),  # a lifelike rendering
         ("宝石在闪闪发亮吗？", "lighting"),  # its shine, not its own action
+        ("篝火的光辉是否温暖？", "lighting"),  # the glow's quality, not a mood
+        ("机器人是否在仓库内部？", "spatial"),  # 内部 is a place, not an action after it
         ("台灯是复古的吗？", "style"),  # vintage is a look, not an era
         ("少年的目光望向大海吗？", "interaction"),  # a gaze at something, not light
         ("蜡烛有燃烧的火焰吗？", "state"),  # the owned thing's condition
@@ -168,6 +173,8 @@ def test_chinese_predicates_by_hand(text, capability):
         ("Is there a scar on the left arm?", "part_whole"),  # "left arm" is no frame position
         ("Is there a photograph?", "style"),  # the medium of the whole image
         ("Is there a backdrop?", "spatial"),  # a region of the frame, as a background
+        ("Is there a robot wearing a cape?", "man_made"),  # the wearer is the thing asked for
+        ("Is there a cape worn by the robot?", "interaction"),  # the thing worn
         ("Is there traditional pottery?", "scientific_cultural_knowledge"),
         ("Is there a plunger?", "man_made"),  # WordNet: the tool it heads, not a person
         ("Are there peaches?", "man_made"),  # fruit is food (convention 1), not a plant
