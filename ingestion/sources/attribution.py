@@ -206,7 +206,7 @@ def _en_existence_kind(text: str, head: str, phrase: str) -> Attribution | None:
 _EN_MEDIA = _words_of("photograph photography photo image illustration rendering render")
 _EN_REALISM = _words_of(
     "realistic photorealistic photorealism lifelike true-to-life hyperrealistic hyper-realistic "
-    "authentic genuine retro vintage"
+    "authentic genuine retro vintage antique"
 )
 _EN_KNOWLEDGE_THINGS = _words_of("folklore legend legends myth myths mythology tale tales fable")
 # a place relative to another entity ("Is there bread on the table?"), not containment in the
@@ -445,7 +445,9 @@ def _en_split(words: list[str], cues: dict[str, frozenset[str]]) -> tuple[list[s
         *(words for capability, words in cues.items() if capability in _EN_BREAKING_CUES)
     )
     at = 0
-    if words[0] in _EN_DETERMINERS or words[0] in ("it", "there", "he", "she", "they"):
+    if words[0] in ("he", "she", "they", "it") and len(words) > 1:
+        return words[:1], words[1:]  # a pronoun is the whole subject ("Is he holding ...?")
+    if words[0] in _EN_DETERMINERS or words[0] == "there":
         at = 1
     start = at
     while at < len(words):
@@ -828,7 +830,8 @@ _EN_WEATHER = _words_of(
 )
 _EN_LIGHT_VERBS = _words_of(
     "cast casts casting emit emits emitting glow glows glowing shine shines shining "
-    "illuminate illuminates illuminating reflect reflects reflecting lit backlit"
+    "illuminate illuminates illuminating reflect reflects reflecting lit backlit gleaming gleam "
+    "gleams glistening glisten shimmering shimmer twinkling"
 )
 _EN_MATERIAL_FORM = re.compile(
     r"\b(?:made|crafted|carved|woven|built|constructed|formed|sculpted|knitted) "
@@ -1112,12 +1115,13 @@ _ZH_ACTIONS = _words_of(
     "敲打 书写 阅读 使用 操作 递给 指着 指向 挽着 搂着 依偎 遛 扮演 表演 "
     "击打 咬着 叼着 衔着 骑着 乘坐 携带 佩戴 披着 裹着 系着 手持 手里拿 "
     "手中拿 握住 拿起 抱起 喝着 吃着 玩着 看书 弹琴 打伞 撑伞 打篮球 踢球 "
-    "打球 跳舞 对视 交谈 牵手 握手 操控 操纵 控制 欣赏 观赏 观看 指点 侵蚀 对决 手举 织出 编织 写"
+    "打球 跳舞 对视 交谈 牵手 握手 享用 操控 操纵 控制 欣赏 观赏 观看 指点 侵蚀 对决 手举 "
+    "织出 编织 写"
 )
 _ZH_PLACE = re.compile(
     r"在[^？?吗呢]*(?:旁边|之间|附近|周围|上面|下面|里面|外面|前面|后面|身边|身上|怀里|上方|下方|"
     r"前方|后方|左边|右边|左侧|右侧|中间|中央|对面|边缘|边上|中心|顶端|尽头|深处|一侧|两侧|四周|表面|内部|外部|上空|"
-    r"上|里|中|内|下|旁|前|后|外|边|顶|底|侧|角)"
+    r"上|里|中|内|下|旁|前|后|外|边|顶|底|侧|角|面)"
 )
 _ZH_POSTURES = ("坐", "站", "躺", "跪", "蹲", "趴", "停", "靠", "立")  # not 放/挂: placed, hung
 _ZH_PLACE_WORDS = _words_of(
@@ -1147,7 +1151,8 @@ _ZH_WORN = _words_of(
 
 
 _ZH_RELATIVE_PLACE = re.compile(
-    r"环绕|围绕|围着|遮挡|挡住|遮住|盖住|重叠|聚在一起|排列|排成|并排|相邻|相对|(?:是|为).{0,4}焦点"
+    r"环绕|围绕|围着|遮挡|挡住|遮住|盖住|重叠|聚在一起|排列|排成|并排|相邻|相对|临近|靠近|接近|紧挨|"
+    r"(?:是|为).{0,4}焦点"
 )
 _ZH_FRAME_SIDES = re.compile(
     r"(?:画面)?(?:左侧|右侧|左边|右边|上方|下方|中间|中央|左上|右上|左下|右下|角落)(?:的|中|里|上)?"

@@ -121,6 +121,9 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Are the whale's fins massive?", "quantification_comparison"),  # as 巨大
         ("Does the mural reflect local culture?", "scientific_cultural_knowledge"),  # not light
         ("Does the woman have dyed hair?", "state"),  # a quality of the part
+        ("Is she holding a lantern?", "interaction"),  # a pronoun is the whole subject
+        ("Is the helmet gleaming?", "lighting"),
+        ("Is the clock antique?", "style"),  # a look, as vintage
     ],
 )
 def test_english_predicates_by_hand(text, capability):
@@ -151,6 +154,9 @@ def test_english_predicates_by_hand(text, capability):
         ("宝石在闪闪发亮吗？", "lighting"),  # its shine, not its own action
         ("篝火的光辉是否温暖？", "lighting"),  # the glow's quality, not a mood
         ("机器人是否在仓库内部？", "spatial"),  # 内部 is a place, not an action after it
+        ("树叶散落在地面吗？", "spatial"),  # 地面 is a place
+        ("小狗靠近篮子吗？", "spatial"),  # near another entity
+        ("一家人在享用晚餐吗？", "interaction"),  # eating
         ("台灯是复古的吗？", "style"),  # vintage is a look, not an era
         ("少年的目光望向大海吗？", "interaction"),  # a gaze at something, not light
         ("蜡烛有燃烧的火焰吗？", "state"),  # the owned thing's condition
