@@ -19,7 +19,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack validate dsg-figures release-figures subset-figures fingerprints docs dev clean
+.PHONY: demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack mutation validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
 # Installs go through uv, pinned, fetched by each venv's own pip: the same packages pip resolves,
 # bytecode compiled at install as pip does (uv_install; uv_pip leaves it to the first import, for
@@ -93,6 +93,25 @@ test-vllm: $(VLLM_STAMP)
 # The `unit` tier only: no dbt build, console script, browser or Celery (tests/conftest.py).
 test-fast: $(DEV)
 	$(BIN)/pytest -m unit
+
+# Mutation testing (issue 36; never part of `make test` or CI; docs/testing.md): mutmut changes
+# method/ and ingestion/bundle/ one small edit at a time ([tool.mutmut] in pyproject.toml) and
+# runs the unit tests that cover each edit; an edit every test survives is a hole, or is written
+# down as equivalent in tests/mutation_equivalents.md. The report: target/mutation/report.md.
+# MUTANTS: a glob of mutant names (`make mutation MUTANTS='method.deficits*'`); MUTATION_SECONDS:
+# the run stops then and reports what it has (results are kept in mutants/: the next run goes on
+# from there and retests only changed functions); MUTATION_WORKERS: processes (one per core).
+MUTMUT_STAMP := $(VENV)/.installed-mutmut
+MUTANTS ?=
+MUTATION_SECONDS ?= 3600
+MUTATION_WORKERS ?= 1
+$(MUTMUT_STAMP): $(DEV)
+	$(call uv_pip,$(BIN)) mutmut==3.8.1
+	touch $(MUTMUT_STAMP)
+
+mutation: $(MUTMUT_STAMP)
+	timeout $(MUTATION_SECONDS) $(BIN)/mutmut run --max-children $(MUTATION_WORKERS) $(MUTANTS) || test $$? -eq 124
+	$(BIN)/python -m tests.mutation_report
 
 bench: $(DEV)
 	$(BIN)/python -m bench.run_bench

@@ -7,7 +7,13 @@ import pyarrow as pa
 import pytest
 
 from method.bootstrap import concept_weights
-from method.deficits import capability_deficits, deficits, field_means
+from method.deficits import (
+    CAPABILITY_DEFICITS_SCHEMA,
+    capability_deficits,
+    deficits,
+    field_means,
+)
+from method.scores import POINTS
 
 NAN = np.nan
 
@@ -47,33 +53,43 @@ HAND_STATS = [
     ("c1", "m1", "zh", "color", 1, 1),
     ("c1", "m2", "zh", "color", 1, 1),
     ("c2", "m1", "en", "shape", 1, 1),  # only m1 is scored on shape: no field
+    # text from transcriptions (Eq. 3: L - D over L); 1 of 3 characters right
+    ("c1", "m1", "en", "text", 1, 3),
+    ("c1", "m2", "en", "text", 3, 3),
 ]
 DRAWS, SEED = 60, 7
 
 
-def _hand_deficits() -> dict[tuple, dict]:
+def _hand_deficits(stats_rows=HAND_STATS) -> dict[tuple, dict]:
     columns = ("concept_id", "model_id", "language", "capability", "score_num", "score_den")
-    stats = pa.Table.from_pylist([dict(zip(columns, row, strict=True)) for row in HAND_STATS])
+    stats = pa.Table.from_pylist([dict(zip(columns, row, strict=True)) for row in stats_rows])
     taxonomy = pa.Table.from_pylist(
         [
             {"capability": c, "group_key": g, "group_order": i, "capability_order": i}
-            for i, (c, g) in enumerate([("color", "attribute"), ("shape", "attribute")])
+            for i, (c, g) in enumerate(
+                [("color", "attribute"), ("shape", "attribute"), ("text", "text")]
+            )
         ]
     )
     sources = pa.Table.from_pylist(
         [{"capability": c, "score_source": "judgment"} for c in ("color", "shape")]
+        + [{"capability": "text", "score_source": "transcription"}]
     )
     table = capability_deficits(stats, taxonomy, sources, draws=DRAWS, seed=SEED)
+    assert table.schema == CAPABILITY_DEFICITS_SCHEMA  # the mart's contract, null columns too
     return {(r["model_id"], r["language_scope"], r["capability"]): r for r in table.to_pylist()}
 
 
 def test_capability_deficits_by_hand():
     """Scores, field means and deficits in points, worked by hand from HAND_STATS: en color m1
     3/4, m2 0/2; zh color both 1/1; pooled m1 4/5, m2 1/3; shape m1 alone (no field, no deficit,
-    no draws). Guards the assembly of the rows (a score column holding the field, a field counted
-    with the generator itself, a missing scope or an undefined field reported as 0)."""
+    no draws); text from transcriptions: m1 1 - 2/3 (Eq. 3 as METHOD 3 writes it, which differs
+    from 1/3 in the last bit: the leaderboard's rounding), m2 1. Guards the assembly of the rows
+    (a score column holding the field, a field counted with the generator itself, a missing
+    scope or an undefined field reported as 0, Eq. 2's rounding for text)."""
     rows = _hand_deficits()
-    assert len(rows) == 8  # m1: 3 color scopes + en and pooled shape; m2: 3 color scopes
+    assert len(rows) == 12  # m1: 3 color, 2 shape, 2 text scopes; m2: 3 color, 2 text
+    assert rows["m1", "en", "text"]["score"] == POINTS * (1 - 2 / 3) != POINTS * (1 / 3)
     expected = {  # (model, scope, capability): (score, field_mean, n_field, deficit)
         ("m1", "en", "color"): (75.0, 0.0, 1, 75.0),
         ("m2", "en", "color"): (0.0, 75.0, 1, -75.0),
@@ -83,6 +99,8 @@ def test_capability_deficits_by_hand():
         ("m2", "pooled", "color"): (100 / 3, 80.0, 1, 100 / 3 - 80.0),
         ("m1", "en", "shape"): (100.0, None, 0, None),
         ("m1", "pooled", "shape"): (100.0, None, 0, None),
+        ("m1", "pooled", "text"): (100 / 3, 100.0, 1, 100 / 3 - 100.0),
+        ("m2", "en", "text"): (100.0, 100 / 3, 1, 100.0 - 100 / 3),
     }
     for key, (score, field, n_field, deficit) in expected.items():
         row = rows[key]
@@ -121,3 +139,10 @@ def test_capability_deficit_intervals_and_draw_counts_from_the_weights():
         assert row["n_draws"] == with_c1.sum(), key
         lo, hi = np.percentile(100 * draws, [2.5, 97.5])
         assert (row["deficit_ci_lo"], row["deficit_ci_hi"]) == pytest.approx((lo, hi)), key
+
+
+def test_a_lone_generator_keeps_the_marts_column_types():
+    """With one generator no row has a field, so every field column is null: the table must
+    still carry the contract's types (float64), not the null type Arrow infers from Nones."""
+    rows = _hand_deficits([row for row in HAND_STATS if row[1] == "m1"])
+    assert {row["n_field_models"] for row in rows.values()} == {0}
