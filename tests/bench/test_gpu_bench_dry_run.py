@@ -228,3 +228,21 @@ def test_router_spreads_tokens_over_experts(judge):
     assert router["min_router_weight_std"] > 0
     assert router["max_expert_share"] < 0.5
     assert not router["is_degenerate"]
+
+
+def test_the_thinking_judge_has_its_throughput_row(judge):
+    """Issue 35: the judge's figures hold a Thinking row, timed through the project's judge with
+    a reasoning budget on the same model: the dry run's 2 questions x 4 tokens. Random weights
+    never write </think>, so every question reasons its whole budget (2 x 4 = 8 tokens counted)
+    and is cut off: none answered, none a "no". Guards against a row that times no reasoning (0
+    tokens: the Instruct path under another name) or answers a cut reasoning."""
+    thinking = judge["thinking"]
+    assert thinking["hub_repo_id"] == "Qwen/Qwen3-VL-30B-A3B-Thinking"
+    assert (thinking["questions"], thinking["reasoning_budget"]) == (2, 4)
+    assert thinking["reasoning_tokens"] == 2 * 4
+    assert (thinking["answered"], thinking["cut_by_budget"]) == (0, 2)
+    for rate in ("questions_per_s", "reasoning_tokens_per_s"):
+        assert 0 < thinking[rate] < math.inf
+    assert thinking["reasoning_tokens_per_s"] == pytest.approx(
+        thinking["questions_per_s"] * 4, rel=1e-9
+    )
