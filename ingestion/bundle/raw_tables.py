@@ -20,12 +20,22 @@ from ingestion.bundle.format import QUESTION_ORDER, TABLES
 
 IMPORT_LOG = "raw.bundle_imports"
 
+# The DuckDB storage version of the warehouse files the importer creates, and so of the published
+# warehouse (docs/warehouse.md, "Storage version"): DuckDB 2.0 writes its own version, v2.0.0, by
+# default, which no DuckDB 1.x opens, and keeps a file's version when it writes to it. Apache
+# Superset 6.1.0's `duckdb` extra requires duckdb>=1.4.2,<2; v1.4.0 is the newest version every
+# such release reads (1.4 is also DuckDB's 1.x long-term-support line). An older one would reach
+# older readers at a cost (v1.0.0: the demo warehouse 8 % larger).
+WAREHOUSE_STORAGE_VERSION = "v1.4.0"
+
 
 @contextlib.contextmanager
 def raw_transaction(warehouse: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """One transaction on the warehouse file (created if missing): committed when the block
-    ends, rolled back when it raises, so an import is all or nothing."""
+    """One transaction on the warehouse file (created if missing, in `WAREHOUSE_STORAGE_VERSION`):
+    committed when the block ends, rolled back when it raises, so an import is all or nothing."""
     warehouse.parent.mkdir(parents=True, exist_ok=True)
+    if not warehouse.exists():
+        _create_warehouse_file(warehouse)
     con = duckdb.connect(str(warehouse))
     try:
         con.begin()
@@ -37,6 +47,12 @@ def raw_transaction(warehouse: Path) -> Iterator[duckdb.DuckDBPyConnection]:
             raise
     finally:
         con.close()
+
+
+def _create_warehouse_file(path: Path) -> None:
+    literal = "'" + str(path).replace("'", "''") + "'"  # ATTACH takes no parameters
+    with duckdb.connect() as con:
+        con.execute(f"attach {literal} as new_file (storage_version '{WAREHOUSE_STORAGE_VERSION}')")
 
 
 def raw_columns(name: str) -> list[tuple[str, str]]:

@@ -10,9 +10,10 @@ file as it was and the working copy in place for inspection; the next import or 
 from it.
 
 The published file is stored in DuckDB's storage version `PUBLISHED_STORAGE_VERSION`, which the
-DuckDB releases BI tools bundle can read (docs/warehouse.md, "Storage version"): a working copy is
-created in it, so publishing stays one rename; a working copy in another version (one copied from
-a warehouse published before this rule) is rewritten in it once, before the rename.
+DuckDB releases BI tools bundle can read (docs/warehouse.md, "Storage version"): the importer
+creates a working copy in it, so publishing stays one rename; a working copy in another version
+(one copied from a warehouse published before this rule) is rewritten in it once, before the
+rename.
 
 The writer lock is an advisory `flock` on `<name>.lock`: the kernel releases it when its holder
 exits, even on kill -9, so a crashed writer needs no cleanup. POSIX only (`fcntl`); on Windows a
@@ -39,7 +40,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingestion.bundle.raw_tables import upgrade_raw_tables
+from ingestion.bundle.raw_tables import WAREHOUSE_STORAGE_VERSION, upgrade_raw_tables
 from ingestion.paths import PROJECT_ROOT
 
 
@@ -66,11 +67,8 @@ class Warehouse:
         return self.published.with_name(f"{self.published.name}.lock")
 
 
-# DuckDB 2.0 writes new files in storage version v2.0.0, which no DuckDB 1.x opens; Apache
-# Superset 6.1.0's `duckdb` extra requires duckdb>=1.4.2,<2, and v1.4.0 is the newest storage every
-# such release reads (DuckDB 1.4 is also the 1.x long-term-support line). An older version would
-# reach older readers at a cost (v1.0.0: the demo warehouse 8 % larger); docs/warehouse.md.
-PUBLISHED_STORAGE_VERSION = "v1.4.0"
+# the storage version the importer creates warehouse files in (ingestion/bundle/raw_tables.py)
+PUBLISHED_STORAGE_VERSION = WAREHOUSE_STORAGE_VERSION
 
 CRASH_POINT_ENV = "QCT2I_CRASH_AT"  # fault injection for the crash-safety tests
 
@@ -144,14 +142,12 @@ def prepare_working_copy(warehouse: Warehouse) -> Path:
 
     A working copy left by an import not yet built, or by a failed or killed build, is reused;
     otherwise the published file is copied (through a temporary name, so a crash never leaves a
-    half copy under the working name); with neither, the working copy starts empty, in the
-    published storage version. Raw tables stored by an older version gain the contract's newer
-    columns (`upgrade_raw_tables`)."""
+    half copy under the working name); with neither, the working copy starts empty. Raw tables
+    stored by an older version gain the contract's newer columns (`upgrade_raw_tables`)."""
     working = warehouse.working
     if not working.exists():
         working.parent.mkdir(parents=True, exist_ok=True)
         if not warehouse.published.exists():
-            _create_empty(working)
             return working
         partial = working.with_name(working.name + ".partial")
         shutil.copyfile(warehouse.published, partial)
@@ -220,13 +216,6 @@ def storage_version(path: Path) -> str:
             "where database_name = current_database()"
         ).fetchone()
     return tag.removesuffix("+")  # DuckDB tags it `v1.4.0+`
-
-
-def _create_empty(path: Path) -> None:
-    with duckdb.connect() as con:
-        con.execute(
-            f"attach {_literal(path)} as new_file (storage_version '{PUBLISHED_STORAGE_VERSION}')"
-        )
 
 
 def _rewrite_in_published_storage_version(working: Path) -> None:
