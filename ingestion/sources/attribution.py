@@ -499,7 +499,8 @@ _EN_DOES_VERBS = _words_of(
 def _en_split_does(words: list[str]) -> tuple[list[str], list[str]]:
     """(subject, predicate) of the words after "does/do": the predicate starts at the verb, the
     first known verb after the subject's first word, else the word before the first article."""
-    for at in range(1, len(words)):
+    first_verb = 2 if words[:1] and words[0] in _EN_DETERMINERS else 1  # "the painting" a noun
+    for at in range(first_verb, len(words)):
         if words[at] in _EN_ACTION_VERBS or words[at] in _EN_DOES_VERBS:
             return words[:at], words[at:]
     for at in range(2, len(words)):
@@ -644,6 +645,8 @@ def _en_there(text: str, phrase: list[str], cues) -> Attribution | None:
     kind = existence_kind(text, head_words[-1], " ".join(head_words), "en")
     if kind is not None:
         return kind
+    if word_forms(head_words[-1]) & _EN_PEOPLE:  # WordNet's "person" is first a body
+        return Attribution("humans", "entity_noun_wordnet")
     entity = wordnet_capability(word_forms(head_words[-1]))
     return Attribution(entity, "entity_noun_wordnet") if entity else None
 
@@ -656,6 +659,8 @@ def _en_possession(subject, owned, cues) -> Attribution:
     if set(owned) & _EN_REALISM and subject[-1:] and subject[-1] in _EN_SCENE_SUBJECTS:
         # "Does the photo have true-to-life detail?" (not "Do the men have genuine smiles?")
         return Attribution("style", "possession_style")
+    if head in _EN_ATTRIBUTE_ENDINGS:  # "Does the scene have dynamic colors?"
+        return Attribution(_EN_ATTRIBUTE_ENDINGS[head], "possession_attribute")
     if head in _en_cue_words(cues, "texture"):  # "Does the pavement have stripes?": its surface
         return Attribution("texture", "possession_texture")
     if head in _EN_WORN_OR_HELD or head.removesuffix("s") in _EN_WORN_OR_HELD:
@@ -684,6 +689,12 @@ def _en_possession(subject, owned, cues) -> Attribution:
         return Attribution(TEXT, "possession_text")
     if _en_has_cue(owned, _en_cue_words(cues, "emotion_atmosphere")):
         return Attribution("state", "possession_expression")
+    if head in _en_cue_words(cues, "state"):  # "have her mouth closed": the part's condition
+        return Attribution("state", "possession_quality")
+    if _en_animate(_en_subject_nouns(subject)) and wordnet_capability(word_forms(head)) == (
+        "man_made"
+    ):  # "Does the soldier have a revolver?": held or carried
+        return Attribution("interaction", "possession_worn_or_held")
     return Attribution("part_whole", "possession")
 
 
@@ -998,6 +1009,13 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         return Attribution(COUNT, "predicate_comparison")
     first = predicate[0] if predicate else ""
     verb_object = len(predicate) > 1 and predicate[1] not in _EN_PREPOSITIONS
+    if scene and not is_form:  # "Does the artwork capture a moment of ...?": no action
+        shown = (
+            _en_there(" ".join(predicate[1:]), predicate[1:], cues)
+            if (first in _EN_PRESENCE_VERBS)
+            else None
+        )  # "Does the background include a pagoda?": what is there
+        return shown or _en_scene_quality(predicate, cues)
     if (
         (first.endswith("ing") or not is_form)
         and len(predicate) > 1
@@ -1088,6 +1106,19 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     if scene:
         return Attribution("emotion_atmosphere", "scene_quality")
     return Attribution("state", "condition")
+
+
+_EN_PRESENCE_VERBS = _words_of(
+    "show shows feature features depict depicts contain contains include includes display displays"
+)
+
+
+def _en_scene_quality(predicate: list[str], cues) -> Attribution:
+    """What the whole image shows or conveys, read by its cue words; else its mood."""
+    for capability in ("style", "lighting", "temporal_setting", "color", TEXT):
+        if _en_has_cue(predicate, _en_cue_words(cues, capability)):
+            return Attribution(capability, f"predicate_{capability}")
+    return Attribution("emotion_atmosphere", "scene_quality")
 
 
 _COUNT_WORDS = _words_of(
@@ -1317,7 +1348,7 @@ _ZH_ATTRIBUTE_SUBJECTS = tuple(
 )
 
 
-_ZH_HAIRSTYLES = ("辫子", "马尾", "发髻", "刘海", "卷发", "双马尾", "丸子头")
+_ZH_HAIRSTYLES = ("辫子", "马尾", "发髻", "刘海", "卷发", "双马尾", "丸子头", "发型", "造型")
 
 
 def _zh_possession(owned: str, cues) -> Attribution:

@@ -124,6 +124,12 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Is she holding a lantern?", "interaction"),  # a pronoun is the whole subject
         ("Is the helmet gleaming?", "lighting"),
         ("Is the clock antique?", "style"),  # a look, as vintage
+        ("Does the painting capture a quiet moment?", "emotion_atmosphere"),  # no action
+        ("Does the background include a traditional pagoda?", "scientific_cultural_knowledge"),
+        ("Does the soldier have a rifle?", "interaction"),  # a person's artifact: held
+        ("Does the girl have her eyes closed?", "state"),  # the part's condition
+        ("Does the scene have warm colors?", "color"),
+        ("Does the image show a person?", "humans"),  # not WordNet's first sense, a body
     ],
 )
 def test_english_predicates_by_hand(text, capability):
