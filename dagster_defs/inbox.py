@@ -356,10 +356,25 @@ def import_and_build(bundle: Path, context: dg.OpExecutionContext, log) -> None:
 
 
 def _first_failure(result) -> str:
+    """The refusal: a step's own description (the importer's problems), else its error, then
+    every dbt test (asset check) that failed, by mart."""
+    failed_checks = [
+        f"  {check.asset_key.to_user_string()}: {check.check_name}"
+        for event in result.all_events
+        if event.event_type_value == "ASSET_CHECK_EVALUATION"
+        and not (check := event.asset_check_evaluation_data).passed
+    ]
     for event in result.all_events:
-        if event.is_step_failure and event.step_failure_data.error:
-            return event.step_failure_data.error.message.strip()
-    return "import_and_build failed (see the run's events)"
+        if event.is_step_failure:
+            failure = event.step_failure_data
+            described = failure.user_failure_data and failure.user_failure_data.description
+            reason = described or (failure.error.message.strip() if failure.error else "")
+            break
+    else:
+        reason = "import_and_build failed (see the run's events)"
+    if failed_checks:
+        reason += "\nfailed dbt tests:\n" + "\n".join(failed_checks)
+    return reason
 
 
 def _discard_working_copy(warehouse) -> None:

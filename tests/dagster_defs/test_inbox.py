@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from dagster_defs.inbox import READY, evaluate_inbox, inbox_intake_job, inbox_sensor, kind_of
+from dagster_defs.inbox import (
+    READY,
+    evaluate_inbox,
+    inbox_intake_job,
+    inbox_sensor,
+    is_complete,
+    kind_of,
+)
 from ingestion.bundle.format import write_bundle
 from ingestion.sources.releases import format_of
 from tests.helpers import copy_warehouse, query
@@ -195,3 +203,19 @@ def test_the_definitions_hold_the_sensor_and_its_job():
     loaded = defs()
     assert loaded.get_sensor_def("inbox").job_name == "inbox_intake"
     assert loaded.resolve_job_def("inbox_intake").name == "inbox_intake"
+
+
+def test_a_folder_without_ready_is_complete_only_after_the_quiet_period(tmp_path):
+    """Guards against a half-copied folder taken: without READY, a folder is complete only when
+    a quiet period is set and its newest file is older than it."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    (folder / "questions.jsonl").write_text("")
+    (folder / "judgments.jsonl").write_text("")
+    os.utime(folder / "questions.jsonl", (1_000.0, 1_000.0))
+    os.utime(folder / "judgments.jsonl", (1_500.0, 1_500.0))  # the newest file
+    assert not is_complete(folder, None, now=10_000.0)  # no quiet period: READY only
+    assert not is_complete(folder, 600.0, now=2_099.0)  # 599 s after the newest change
+    assert is_complete(folder, 600.0, now=2_100.0)
+    (folder / READY).write_text("")
+    assert is_complete(folder, None, now=0.0)
