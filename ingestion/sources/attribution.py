@@ -1176,7 +1176,7 @@ _ZH_WORN = _words_of(
     "牛仔裤 短裤 鞋 靴 手套 袜 制服 服装 衣服 衣 装 西装 长袍 袍 斗篷 背心 "
     "毛衣 卫衣 和服 汉服 旗袍 盔甲 耳环 项链 戒指 手镯 手表 王冠 服饰 饰 "
     "背包 包 手提包 伞 剑 刀 武器 枪 杖 魔杖 书 手机 杯 瓶 花束 丝带 腰带 皮带 发夹 发卡 头巾 "
-    "围裙 披肩 面纱 头饰 "
+    "围裙 披肩 面纱 头饰 太空服 校服 礼服 工作服 运动服 西服 "
     "蝴蝶结 发带 耳机 徽章 纹身 妆 首饰 饰品"
 )
 
@@ -1254,7 +1254,9 @@ def attribute_zh(text: str, cues: dict[str, frozenset[str]]) -> Attribution | No
         return Attribution("material", "predicate_material")
     if _ZH_LIGHT_FORM.search(predicate):
         return Attribution("lighting", "predicate_lighting")
-    if any(word in predicate for word in (*_ZH_RENDERING, *_ZH_REALISM)):
+    if any(word in predicate for word in (*_ZH_RENDERING, *_ZH_REALISM)) or any(
+        word in subject for word in ("景深", "焦距", "虚化", "分辨率", "画质")
+    ):  # 场景的景深是否很大: the rendering's
         return Attribution("style", "predicate_style")
     if has(TEXT) or ("字" in predicate and ("写" in predicate or "文字" in predicate)):
         return Attribution(TEXT, "predicate_text")
@@ -1343,18 +1345,20 @@ _ZH_ATTRIBUTE_SUBJECTS = tuple(
         ("state", "表情 神情 神态 动作 姿势 姿态 发型 造型"),
         ("temporal_setting", "时间 季节 时代 年代 时节"),
         (TEXT, "文字 字体 标题 字样"),
+        (COUNT, "大小 尺寸 数量 个数"),
     )
     for ending in endings.split()
 )
 
 
 _ZH_HAIRSTYLES = ("辫子", "马尾", "发髻", "刘海", "卷发", "双马尾", "丸子头", "发型", "造型")
+_ZH_OWN_QUALITIES = ("姿态", "姿势", "表情", "神情", "气质", "神态")  # 女士有姿态吗: her state
 
 
 def _zh_possession(owned: str, cues) -> Attribution:
     if any(owned.endswith(thing) for thing in _ZH_LIGHT_THINGS):
         return Attribution("lighting", "possession_lighting")
-    if any(owned.endswith(style) for style in _ZH_HAIRSTYLES):
+    if any(owned.endswith(style) for style in (*_ZH_HAIRSTYLES, *_ZH_OWN_QUALITIES)):
         return Attribution("state", "possession_quality")
     described = owned.rsplit("的", 1)[0] if "的" in owned else ""
     if described and any(cue in described for cue in cues.get("state", ())):

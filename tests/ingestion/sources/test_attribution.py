@@ -163,6 +163,10 @@ def test_english_predicates_by_hand(text, capability):
         ("树叶散落在地面吗？", "spatial"),  # 地面 is a place
         ("小狗靠近篮子吗？", "spatial"),  # near another entity
         ("一家人在享用晚餐吗？", "interaction"),  # eating
+        ("照片的景深是否很浅？", "style"),  # the rendering named in the subject
+        ("苹果的大小是否一样？", "quantification_comparison"),  # a size comparison
+        ("舞者有优雅的姿态吗？", "state"),  # her own pose, not a part
+        ("男孩有一套校服吗？", "interaction"),  # worn
         ("台灯是复古的吗？", "style"),  # vintage is a look, not an era
         ("少年的目光望向大海吗？", "interaction"),  # a gaze at something, not light
         ("蜡烛有燃烧的火焰吗？", "state"),  # the owned thing's condition
