@@ -286,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         "--start-method",
         choices=("forkserver", "spawn"),
         default="forkserver",
-        help="how row processes start (spawn: a fallback, each imports the libraries itself)",
+        help="how row processes start (spawn: each imports the libraries itself; forkserver falls"
+        " back to it by itself when its server dies or its children see no GPU)",
     )
     parser.add_argument(
         "--only",

@@ -19,18 +19,31 @@ modules); nothing of the project's warehouse.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import resource
 import time
+import traceback
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import gpu_bench_fault_hook  # noqa: F401  first: a forced failure loads no library
+
+# isort: split
 import diffusers
 import torch
 import transformers
 
 from bench import gpu_bench
-from bench.gpu_bench_run import WARMUP_STEPS, extrapolate, step_counts
+from bench.gpu_bench_run import (
+    FAULT_ENV,
+    TIMED_PAIRS,
+    WARMUP_STEPS,
+    consistency,
+    extrapolate,
+    injected_faults,
+    step_counts,
+)
 from bench.gpu_bench_tokens import BENCH_PROMPT, build_tokenizer
 
 TINY_SIZE = 32  # pixels per side of a dry-run draw, as the project's tiny pipelines draw
@@ -80,7 +93,10 @@ def _preload_pipeline_classes() -> None:
                 gpu_bench.component_class(spec)
 
 
-_preload_pipeline_classes()
+if multiprocessing.parent_process() is None:
+    # the forkserver (or a plain import): its children inherit the classes. A spawned child
+    # builds one row, whose classes diffusers imports when asked
+    _preload_pipeline_classes()
 # A child re-imports the parent's main module, bench.gpu_bench, which this module has imported
 # already; runpy warns about that on every child (harmless: the module only defines functions)
 warnings.filterwarnings("ignore", "'bench.gpu_bench' found in sys.modules", RuntimeWarning)
@@ -347,6 +363,24 @@ def time_row(send, plan: dict, dry_run: bool) -> None:
     send({**figures, **peak_memory(setup), "has_nan": parts.has_nan})
 
 
+def timed_pairs(call, setup: Setup) -> dict:
+    """The (k_short, k_long) pair timed TIMED_PAIRS times, interleaved so that a drift slows
+    both; timed once more when the last pairs are not consistent, the check then made on the
+    last TIMED_PAIRS pairs (a one-off disturbance drops out). The parts are the last call's,
+    a k_long one."""
+    shorts, longs = [], []
+    for _ in range(TIMED_PAIRS):
+        shorts.append(call(setup.k_short))
+        longs.append(call(setup.k_long))
+    timed = consistency(shorts, longs)
+    if not timed["consistent"]:
+        shorts.append(call(setup.k_short))
+        longs.append(call(setup.k_long))
+        timed = consistency(shorts[-TIMED_PAIRS:], longs[-TIMED_PAIRS:])
+        timed["repeated"] = {"short_s": _round(shorts[0]), "long_s": _round(longs[0])}
+    return timed
+
+
 def measure(pipe, plan: dict, setup: Setup, parts: Parts, send) -> dict:
     """Warm-up, the two timed calls and (for the cheapest rows) the full step count."""
     arguments = lambda steps: call_arguments(plan, setup, steps)  # noqa: E731
@@ -356,16 +390,17 @@ def measure(pipe, plan: dict, setup: Setup, parts: Parts, send) -> dict:
     prior_s = parts.seconds.get("prior_s", 0.0)
     reuse = {"prior_token_ids": parts.prior} if parts.prior is not None else {}
     send({"warmup_s": _round(warmup_s)})
-    short_s = timed_call(pipe, arguments(setup.k_short) | reuse, parts)
-    send({"t_short_s": _round(short_s)})
-    long_s = timed_call(pipe, arguments(setup.k_long) | reuse, parts)
+    timed = timed_pairs(lambda steps: timed_call(pipe, arguments(steps) | reuse, parts), setup)
+    short_s, long_s = min(timed["short_s"]), min(timed["long_s"])
     per_step, image_s = extrapolate(short_s, long_s, setup.k_short, setup.k_long, plan["steps"])
     image_s += prior_s
     width, height = parts.image_size
     megapixels = width * height / 1e6
     text_s, decode_s = parts.seconds.get("text_encoding_s", 0.0), parts.seconds["vae_decode_s"]
     figures = {
+        "t_short_s": _round(short_s),
         "t_long_s": _round(long_s),
+        "consistency": timed,
         "gpu_s_per_image": _round(image_s),
         "gpu_s_per_mp": _round(image_s / megapixels),
         "image_size": f"{width}x{height}",
@@ -393,26 +428,63 @@ def measure(pipe, plan: dict, setup: Setup, parts: Parts, send) -> dict:
 # ------------------------------------------------------------------------------- the plan
 
 
-def plan_facts(send, model_ids: list[str], arch_dir: str, dry_run: bool) -> None:
+def plan_facts(send, model_ids: list[str], arch_dir: str, dry_run: bool, start_method: str) -> None:
     """What the parent needs before the rows: each row's parameter count (its real architecture
-    on the meta device: the dry run keeps the real run's order) and the device's description."""
-    counts = {}
+    on the meta device: the dry run keeps the real run's order), the device's description and
+    whether this child can use CUDA. A config that does not build leaves its row uncounted
+    (`count_errors`; the row reports its own failure), not the plan failed."""
+    counts, count_errors = {}, {}
     for model_id in model_ids:
-        arch = gpu_bench.load_arch(model_id, Path(arch_dir))
-        counts[model_id] = sum(
-            gpu_bench.count_params(gpu_bench.build_component(spec))
-            for spec in arch["components"].values()
-        )
-    send({"counts": counts, "device": describe_device(dry_run)})
+        try:
+            arch = gpu_bench.load_arch(model_id, Path(arch_dir))
+            counts[model_id] = sum(
+                gpu_bench.count_params(gpu_bench.build_component(spec))
+                for spec in arch["components"].values()
+            )
+        except Exception as error:
+            count_errors[model_id] = f"{type(error).__name__}: {error}"[:300]
+    cuda = probe_cuda(dry_run, start_method)  # first: describing the GPU initialises CUDA
+    device = describe_device(uses_gpu=bool(cuda.get("cuda_devices")) and not dry_run) | cuda
+    send({"counts": counts, "count_errors": count_errors, "device": device})
 
 
-def describe_device(dry_run: bool) -> dict:
+def probe_cuda(dry_run: bool, start_method: str) -> dict:
+    """The CUDA devices this child can use (`cuda_devices`), after making its CUDA context, or
+    the error that stopped it (a driver that refuses forked children: the parent then tries
+    spawn); not asked in a dry run unless "child-no-cuda" is injected."""
+    faults = injected_faults()
+    if dry_run and "child-no-cuda" not in faults:
+        return {}
+    try:
+        make_cuda_context(faults, start_method)
+    except Exception as error:
+        return {
+            "cuda_devices": 0,
+            "cuda_error": f"{type(error).__name__}: {error}"[:600],
+            "cuda_traceback": traceback.format_exception(error)[-6:],
+        }
+    return {"cuda_devices": 1 if "child-no-cuda" in faults else torch.cuda.device_count()}
+
+
+def make_cuda_context(faults: set[str], start_method: str) -> None:
+    """CUDA initialised in this child. "child-no-cuda" (`FAULT_ENV`): a forkserver child fails
+    as a driver refusing it would, a spawned one passes (it sees the one GPU the parent is taken
+    to see)."""
+    if "child-no-cuda" in faults:
+        if start_method == "forkserver":
+            raise RuntimeError(f"injected: child-no-cuda ({FAULT_ENV})")
+        return
+    torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+
+
+def describe_device(uses_gpu: bool) -> dict:
     facts = {
         "torch_cuda": torch.version.cuda,
         "diffusers_attention": _active_attention(),
         "default_matmul_precision": torch.get_float32_matmul_precision(),
     }
-    if not dry_run and torch.cuda.is_available():
+    if uses_gpu:
         props = torch.cuda.get_device_properties(0)
         facts |= {
             "device_name": props.name,

@@ -10,10 +10,23 @@ killed; caps are shares of the time left (`cap_share`), so they add up within th
 minutes by default) whatever each job takes. `DIR/gpu_bench.json` is rewritten after every job,
 so a run cut short keeps what it measured.
 
+The first run on a lent device has to return something, so the JSON is written before anything
+can fail (with the library versions, also printed first), and every failure before the first row
+goes into its `failures` with a traceback: the forkserver dying at its imports (`process.start()`
+raises), the plan child failing (a missing import), children that see no GPU that the parent's
+nvidia-smi sees. The last two of these with forkserver children switch to spawn by themselves
+(`start_children`); a missing import fails every start method alike and stops the run.
+
 Per row: `gpu_s_per_image` is the row's own step count extrapolated from calls of `k_short` and
 `k_long` steps (`extrapolate`): every flow-matching step has the same shapes, so a call takes a
 fixed time (text encoding, decode, set-up) plus its steps. The two cheapest rows are also drawn at
-their full step count, which checks the extrapolation (`full_run`).
+their full step count, which checks the extrapolation (`full_run`). The pair of calls is timed
+twice, and once more when the k_long call is not slower than the k_short one by more than the
+calls' spread (`consistency`); a row is "ok" only when its figures are positive, finite and
+consistent (`row_problems`), otherwise "failed: <why>" with its figures kept.
+
+Test hook: `QCT2I_GPU_BENCH_FAULT` (comma-separated `FAULTS`) forces the early failures through
+the real code path in a dry run (tests/bench/test_gpu_bench_dry_run.py); never set it on a device.
 """
 
 from __future__ import annotations
@@ -22,6 +35,7 @@ import contextlib
 import importlib
 import importlib.metadata
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -57,7 +71,28 @@ JUDGE = "judge"
 END = "__end__"  # marks a child's last message
 OUT_NAME = "gpu_bench.json"
 FORBIDDEN_MODULES = ("dagster", "pydantic", "duckdb", "dbt", "vllm")
-LIBRARIES = ("torch", "transformers", "diffusers", "accelerate", "tokenizers", "safetensors")
+# what the device run depends on, printed first and written into the JSON (read from package
+# metadata: nothing is imported); peft because diffusers imports it whenever it is installed,
+# torchvision because transformers then picks another image processor, triton for torch's kernels
+LIBRARIES = (
+    "torch",
+    "transformers",
+    "diffusers",
+    "peft",
+    "torchvision",
+    "triton",
+    "accelerate",
+    "tokenizers",
+    "safetensors",
+)
+TIMED_PAIRS = 2  # the (k_short, k_long) pair is timed twice: its spread is measured
+FALLBACK_METHOD = "spawn"
+FAULT_ENV = "QCT2I_GPU_BENCH_FAULT"
+# import-error: the child module's import fails in every process, as a missing library would;
+# forkserver-crash: it fails with another error in the forkserver only, which kills the server;
+# child-no-cuda: forkserver children find no CUDA device while the parent is taken to see one GPU
+# (spawned children see it); crash-before-first-row: the parent fails after the plan
+FAULTS = ("import-error", "forkserver-crash", "child-no-cuda", "crash-before-first-row")
 
 
 # ------------------------------------------------------------------------------ arithmetic
@@ -77,6 +112,61 @@ def extrapolate(
     return per_step, short_s + (steps - k_short) * per_step
 
 
+def consistency(shorts: list[float], longs: list[float]) -> dict:
+    """Whether the k_long calls took longer than the k_short calls by more than their measured
+    spread (the two calls' ranges added): a step's time is their difference, so a difference
+    within the noise makes a step of any size, or a negative one. The figures come from the
+    fastest call of each (the least disturbed)."""
+    spread = (max(shorts) - min(shorts)) + (max(longs) - min(longs))
+    margin = min(longs) - min(shorts)
+    return {
+        "short_s": [round(s, 4) for s in shorts],
+        "long_s": [round(s, 4) for s in longs],
+        "margin_s": round(margin, 4),
+        "spread_s": round(spread, 4),
+        "consistent": margin > spread,
+    }
+
+
+def row_problems(record: dict) -> list[str]:
+    """Why a row that ended "ok" cannot be a cost: a figure that is missing, not finite or not
+    positive, or timed calls that are not consistent. None of them may reach `qct2i calibrate`."""
+    parts = record.get("parts") or {}
+    figures = {
+        "t_short_s": record.get("t_short_s"),
+        "t_long_s": record.get("t_long_s"),
+        "per_step_s": parts.get("per_step_s"),
+        "gpu_s_per_image": record.get("gpu_s_per_image"),
+        "gpu_s_per_mp": record.get("gpu_s_per_mp"),
+    }
+    problems = [
+        f"{name} is {value!r}, not a positive finite number"
+        for name, value in figures.items()
+        if not is_positive_finite(value)
+    ]
+    timed = record.get("consistency")
+    if timed is None:
+        problems.append("no consistency check of its timed calls")
+    elif not timed["consistent"]:
+        problems.append(
+            f"inconsistent: k_long {timed['long_s']} s against k_short {timed['short_s']} s, "
+            f"{timed['margin_s']} s apart within their spread of {timed['spread_s']} s"
+        )
+    return problems
+
+
+def is_positive_finite(value) -> bool:
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return is_number and math.isfinite(value) and value > 0
+
+
+def judge_row(record: dict) -> None:
+    """A row that ended "ok" becomes "failed: <why>" when its figures cannot be a cost; its
+    figures stay in the record for the reader."""
+    if record.get("status") == "ok" and (problems := row_problems(record)):
+        record["status"] = "failed: " + "; ".join(problems)
+
+
 def cap_share(left_s: float, estimates: list[float]) -> float:
     """The next job's cap: its estimate's share (`estimates[0]`) of the time left among the jobs
     still to run. A job that ends early leaves its time to the later ones, and the caps of the
@@ -88,7 +178,8 @@ def row_estimate_s(plan: dict, params: int, k_steps: tuple[int, int]) -> float:
     """A row's estimated seconds on the GPU machine, its claim on the budget: its start, its
     building and the denoising steps it runs (warm-up, the timed calls, and the full draw for the
     cheapest rows), both in proportion to its parameters."""
-    steps_run = WARMUP_STEPS + sum(k_steps) + (plan["steps"] if plan["full_steps"] else 0)
+    timed = TIMED_PAIRS * sum(k_steps)
+    steps_run = WARMUP_STEPS + timed + (plan["steps"] if plan["full_steps"] else 0)
     estimate = ROW_START_S + params / 1e9 * (BUILD_S_PER_B + steps_run * STEP_S_PER_B)
     if plan["pipeline_class"] in AUTOREGRESSIVE:
         estimate += AUTOREGRESSIVE_S
@@ -162,11 +253,19 @@ def child_context(start_method: str = "forkserver"):
     diffusers, the pipeline classes): each starts without paying those imports again, and none
     inherits a CUDA context (the server never makes one; importing those libraries calls no CUDA
     function). "spawn" is the fallback should a driver refuse forked children: each child then
-    imports everything itself (seconds a row)."""
+    imports everything itself (seconds a row), and `start_children` falls back to it by itself."""
     context = multiprocessing.get_context(start_method)
     if start_method == "forkserver":
         context.set_forkserver_preload([CHILD])
     return context
+
+
+def injected_faults() -> set[str]:
+    """The failures a test forces (`FAULT_ENV`, comma-separated `FAULTS`); none on a device."""
+    named = {f.strip() for f in os.environ.get(FAULT_ENV, "").split(",") if f.strip()}
+    if unknown := named - set(FAULTS):
+        raise ValueError(f"{FAULT_ENV}: unknown {sorted(unknown)}; known: {FAULTS}")
+    return named
 
 
 def child_main(connection, entry: str, args: tuple) -> None:
@@ -295,9 +394,12 @@ def gpu_from_smi() -> list[dict] | None:
     ]
 
 
-def new_document(dry_run: bool, budget_s: float) -> dict:
-    from bench.gpu_bench_tokens import BENCH_PROMPT
+def versions_line(versions: dict[str, str | None]) -> str:
+    return "versions: " + ", ".join(f"{name} {v or 'absent'}" for name, v in versions.items())
 
+
+def new_document(dry_run: bool, budget_s: float, start_method: str) -> dict:
+    """The document before anything that can fail has run (nvidia-smi's failures are None)."""
     k_short, k_long = step_counts(dry_run)
     return {
         "mode": "dry-run" if dry_run else "gpu",
@@ -305,9 +407,38 @@ def new_document(dry_run: bool, budget_s: float) -> dict:
         "budget_s": budget_s,
         "gpu": None if dry_run else gpu_from_smi(),
         "versions": library_versions(),
-        "steps": {"warmup": WARMUP_STEPS, "k_short": k_short, "k_long": k_long},
-        "prompt": BENCH_PROMPT,
+        "steps": {
+            "warmup": WARMUP_STEPS,
+            "k_short": k_short,
+            "k_long": k_long,
+            "timed_pairs": TIMED_PAIRS,
+        },
+        "start_method": start_method,
+        "failures": [],  # every failure before the first row, with its traceback
     }
+
+
+def parent_gpu_count(document: dict, faults: set[str]) -> int:
+    """The GPUs this process sees (nvidia-smi; it never touches CUDA itself); "child-no-cuda"
+    has it see one in a dry run."""
+    if "child-no-cuda" in faults:
+        return 1
+    return len(document["gpu"] or [])
+
+
+def failure_entry(stage: str, start_method: str, error: str, trace: list[str], then: str) -> dict:
+    return {
+        "stage": stage,
+        "start_method": start_method,
+        "error": error[:600],
+        "traceback": trace,
+        "then": then,
+    }
+
+
+def exception_entry(stage: str, start_method: str, error: BaseException, then: str) -> dict:
+    trace = traceback.format_exception(error)[-8:]
+    return failure_entry(stage, start_method, f"{type(error).__name__}: {error}", trace, then)
 
 
 def write_document(path: Path, document: dict) -> None:
@@ -389,40 +520,116 @@ def run_bench(
     arch_dir: Path = gpu_bench.ARCH_DIR,
     start_method: str = "forkserver",
 ) -> int:
-    """Time every selected row and the judge; 0 when every built row and the judge ended ok."""
+    """Time every selected row and the judge; 0 when every built row and the judge ended ok.
+    The JSON is written before anything can fail, and any failure of this process is written
+    into it with its traceback."""
     budget = Budget(budget_s)
+    faults = injected_faults()
+    document = new_document(dry_run, budget_s, start_method)
+    print(versions_line(document["versions"]), flush=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / OUT_NAME
-    context = child_context(start_method)
-    document, jobs = prepare(context, budget, only, dry_run, arch_dir)
     write_document(path, document)
-    for i, job in enumerate(jobs):
-        run_job(context, job, cap_share(budget.left(), [j.estimate_s for j in jobs[i:]]), document)
-        document["wall_s"] = round(budget.elapsed(), 1)
+    stage = "before the first row"
+    try:
+        started = start_children(document, budget, only, dry_run, arch_dir, faults)
         write_document(path, document)
+        if started is None:
+            return 1
+        context, jobs = started
+        if "crash-before-first-row" in faults:
+            raise RuntimeError(f"injected: crash-before-first-row ({FAULT_ENV})")
+        for i, job in enumerate(jobs):
+            stage = f"at job {job.name}"
+            caps = [j.estimate_s for j in jobs[i:]]
+            run_job(context, job, cap_share(budget.left(), caps), document)
+            document["wall_s"] = round(budget.elapsed(), 1)
+            write_document(path, document)
+    except Exception as error:  # the run's own failure goes into the JSON, not only to stderr
+        entry = exception_entry(stage, document["start_method"], error, "stopped")
+        document["failures"].append(entry)
+        write_document(path, document)
+        print(f"failed {stage}: {entry['error']}", file=sys.stderr, flush=True)
+        return 1
     return 0 if all_ok(document) else 1
 
 
-def prepare(context, budget: Budget, only, dry_run: bool, arch_dir: Path) -> tuple[dict, list[Job]]:
-    """The document before any job has run, and the jobs in their order: one child counts every
-    row's parameters (the order) and describes the device."""
-    document = new_document(dry_run, budget.total_s) | {"start_method": context.get_start_method()}
+def start_children(
+    document: dict, budget: Budget, only, dry_run: bool, arch_dir: Path, faults: set[str]
+):
+    """(context, jobs in their order), or None when no start method gives working children.
+
+    The plan's child counts every row's parameters (the order) and describes the device. With
+    forkserver children it is also the check that children can start at all: the server dying at
+    its imports (start() raises) or children without the GPU the parent sees switch to spawn; a
+    failed plan (a missing import: every start method would fail alike) stops the run. Every
+    failure is in the document's `failures` with its traceback."""
     plans, unbuilt = select_rows(gpu_bench.registry_rows(), arch_dir, only)
     ids = [plan["model_id"] for plan in plans]
-    plan_args = (ids, str(arch_dir), dry_run)
-    cap = min(PLAN_CAP_S, budget.left())
-    facts, modules = supervise(context, f"{CHILD}:plan_facts", plan_args, cap)
+    parent_gpus = parent_gpu_count(document, faults)
+    methods = list(dict.fromkeys([document["start_method"], FALLBACK_METHOD]))
+    for i, method in enumerate(methods):
+        then = f"switched to {methods[i + 1]}" if i + 1 < len(methods) else "stopped"
+        context = child_context(method)
+        document["start_method"] = method
+        plan_args = (ids, str(arch_dir), dry_run, method)
+        cap = min(PLAN_CAP_S, budget.left())
+        try:
+            facts, modules = supervise(context, f"{CHILD}:plan_facts", plan_args, cap)
+        except Exception as error:  # the server died before its first child
+            entry = exception_entry(f"{method} start", method, error, then)
+            entry["note"] = "the server's own traceback went to stderr (its imports)"
+            document["failures"].append(entry)
+            continue
+        document["plan"] = {k: facts.get(k) for k in ("status", "wall_s", "count_errors")}
+        if facts["status"] != "ok":
+            trace = facts.get("traceback", [])
+            entry = failure_entry("plan", method, facts["status"], trace, "stopped")
+            document["failures"].append(entry)
+            return None
+        if no_gpu := children_without_gpu(parent_gpus, dry_run, facts["device"]):
+            document["device"] = facts["device"]
+            error, trace = cuda_error(facts["device"])
+            entry = failure_entry("CUDA in children", method, f"{no_gpu}: {error}", trace, then)
+            document["failures"].append(entry)
+            continue
+        return context, planned(document, budget, plans, unbuilt, facts, modules, only, dry_run)
+    return None
+
+
+def children_without_gpu(parent_gpus: int, dry_run: bool, device: dict) -> str | None:
+    """Why the children cannot time on a GPU, or None: they see none of the GPUs the parent
+    sees, or (a GPU run) none at all. A dry run's children are not asked unless the parent
+    sees one."""
+    seen = device.get("cuda_devices")
+    if parent_gpus and not seen:
+        return f"children see no GPU; the parent sees {parent_gpus}"
+    if not dry_run and not seen:
+        return "no GPU: neither the children nor nvidia-smi see one"
+    return None
+
+
+def cuda_error(device: dict) -> tuple[str, list[str]]:
+    """(the children's CUDA error, its traceback), as the plan's child reported them."""
+    error = device.get("cuda_error") or "torch.cuda.device_count() is 0"
+    return error, device.get("cuda_traceback", [])
+
+
+def planned(document, budget, plans, unbuilt, facts, modules, only, dry_run) -> list[Job]:
+    """The jobs in their order, and the document's plan of them."""
+    from bench.gpu_bench_tokens import BENCH_PROMPT
+
     not_judged = why_no_judge(only)
     jobs = plan_jobs(plans, facts.get("counts", {}), dry_run, with_judge=not_judged is None)
     document |= {
         "device": facts.get("device"),
-        "plan": {"status": facts["status"], "wall_s": facts["wall_s"]},
         "cap_plan": planned_caps(jobs, budget.left()),
         "generators": [job.record for job in jobs if job.name != JUDGE] + unbuilt,
         "judge": {"status": not_judged or "not run yet"},
         "loaded_modules": module_lists(set(modules)),
+        "prompt": BENCH_PROMPT,
     }
-    return document, jobs
+    return jobs
 
 
 def why_no_judge(only: list[str] | None) -> str | None:
@@ -440,6 +647,8 @@ def run_job(context, job: Job, cap_s: float, document: dict) -> None:
         document["judge"] = record
     else:
         job.record.update(record)
+        judge_row(job.record)
+        record = job.record
     seen = set(document["loaded_modules"]["children"]) | set(modules)
     document["loaded_modules"] = module_lists(seen)
     print(progress_line(job.name, record), flush=True)

@@ -4,7 +4,14 @@ The environment is `.venv-gpu-bench` (`make envs` builds it): torch, transformer
 accelerate, safetensors, numpy, pillow and the `.gpu-wheels/` wheels installed without their
 dependencies, nothing of the project. The dry run builds every row's real pipeline class with its
 config's tiny sizes on CPU and runs the timed code; its JSON must hold every row's figures and
-the modules its processes loaded, none of them a warehouse package.
+the modules its processes loaded, none of them a warehouse package. Its CPU timings are noise
+next to a GPU's, so a row may end "failed: inconsistent ...": what must never happen is an "ok"
+row with a figure that cannot be a cost.
+
+The early failures (issue 35) are forced through the real code path by the bench's test hook
+(`QCT2I_GPU_BENCH_FAULT`, bench/gpu_bench_run.py `FAULTS`) in short dry runs of their own, each
+stopping before its first row: about 1 s each, except the spawn fallback's (its forkserver and
+its spawned child each import torch, transformers and diffusers).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.gpu_bench_run import all_ok
 from tests.helpers import running_under_ci
 
 pytestmark = pytest.mark.e2e
@@ -29,6 +37,7 @@ VENV_STAMP = ROOT / ".venv-gpu-bench" / ".installed-gpu-bench"
 FORBIDDEN = ("dagster", "pydantic", "duckdb", "dbt", "vllm")
 BUILT_ROWS = 11  # registry rows with a config in bench/arch_configs
 DRY_RUN_LIMIT_S = 300
+FAULT = "QCT2I_GPU_BENCH_FAULT"
 
 
 def gpu_bench_python() -> Path:
@@ -41,12 +50,14 @@ def gpu_bench_python() -> Path:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="module")
-def dry_run(tmp_path_factory) -> dict:
+def run_dry(out: Path, *args: str, fault: str | None = None) -> dict:
+    """`python -m bench.gpu_bench --dry-run --out OUT ARGS` in the device-like environment, with
+    `fault` injected through the bench's test hook."""
     python = gpu_bench_python()
-    out = tmp_path_factory.mktemp("gpu_bench")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    command = [str(python), "-m", "bench.gpu_bench", "--dry-run", "--out", str(out)]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", FAULT)}
+    if fault:
+        env[FAULT] = fault
+    command = [str(python), "-m", "bench.gpu_bench", "--dry-run", "--out", str(out), *args]
     began = time.monotonic()
     done = subprocess.run(
         command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=DRY_RUN_LIMIT_S
@@ -55,28 +66,70 @@ def dry_run(tmp_path_factory) -> dict:
     return {"done": done, "document": document, "wall_s": time.monotonic() - began}
 
 
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory) -> dict:
+    return run_dry(tmp_path_factory.mktemp("gpu_bench"))
+
+
 def _generators(dry_run: dict) -> dict[str, dict]:
     return {row["model_id"]: row for row in dry_run["document"]["generators"]}
 
 
 def test_the_dry_run_passes_in_the_devices_package_set(dry_run):
+    """Guards against the device's package set (peft installed: diffusers then imports it)
+    breaking the run, and against the versions not coming first."""
     done, document = dry_run["done"], dry_run["document"]
-    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
-    assert document["mode"] == "dry-run"
-    assert document["versions"]["transformers"] == "5.17.0"  # the GPU machine's version
-    assert document["versions"]["diffusers"] == "0.42.1"  # the carried wheel
+    assert done.returncode == (0 if all_ok(document) else 1), done.stdout + done.stderr[-4000:]
+    assert document["mode"] == "dry-run" and document["failures"] == []
+    versions = document["versions"]
+    assert versions["transformers"] == "5.17.0"  # the GPU machine's version
+    assert versions["diffusers"] == "0.42.1"  # the carried wheel
+    assert versions["peft"] == "0.21.2"  # as on the stand-in the issue tried
+    assert versions["torchvision"] is None and versions["triton"] is None  # not on a CPU torch
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("versions: python 3.") and "peft 0.21.2, torchvision absent" in first
 
 
-def test_every_built_row_is_ok_with_finite_figures(dry_run):
-    rows = _generators(dry_run)
-    ok = {model_id: row for model_id, row in rows.items() if row["status"] == "ok"}
-    assert len(ok) >= 10 and len(ok) == BUILT_ROWS, {k: r["status"] for k, r in rows.items()}
-    for model_id, row in ok.items():
+ROUNDING_S = 5e-4  # the JSON's timings are rounded to 0.1 ms
+
+
+def _beyond_spread(row: dict) -> float:
+    """How far the k_long calls' fastest is above the k_short calls', beyond the calls' spread,
+    worked out here from the row's raw timings."""
+    shorts, longs = row["consistency"]["short_s"], row["consistency"]["long_s"]
+    spread = (max(shorts) - min(shorts)) + (max(longs) - min(longs))
+    return min(longs) - min(shorts) - spread
+
+
+def _bad_figures(row: dict) -> list[str]:
+    figures = {
+        "t_short_s": row["t_short_s"],
+        "t_long_s": row["t_long_s"],
+        "per_step_s": row["parts"]["per_step_s"],
+        "gpu_s_per_image": row["gpu_s_per_image"],
+        "gpu_s_per_mp": row["gpu_s_per_mp"],
+    }
+    return [name for name, f in figures.items() if not (math.isfinite(f) and f > 0)]
+
+
+def test_every_built_row_ran_and_no_ok_row_has_a_figure_that_cannot_be_a_cost(dry_run):
+    """Guards against the stand-in's dry run calling rows "ok" at -272 to -9,213 GPU-s/MP (its
+    k = 2 call timed faster than its k = 1 one): an ok row's figures are positive, finite and
+    consistent by this test's own arithmetic; any other row is "failed: " with its figures."""
+    rows = {k: r for k, r in _generators(dry_run).items() if "params" in r}
+    assert len(rows) == BUILT_ROWS, {k: r["status"] for k, r in rows.items()}
+    for model_id, row in rows.items():
+        assert row["status"] == "ok" or row["status"].startswith("failed: "), (model_id, row)
+        timed = row["consistency"]
+        assert len(timed["short_s"]) == len(timed["long_s"]) == 2, model_id  # the last 2 pairs
+        assert row["t_short_s"] == pytest.approx(min(timed["short_s"]), abs=1e-4), model_id
+        if row["status"] == "ok":
+            assert _bad_figures(row) == [] and _beyond_spread(row) > -ROUNDING_S, (model_id, row)
+        else:
+            assert _bad_figures(row) or _beyond_spread(row) < ROUNDING_S, (model_id, row)
         parts = row["parts"]
-        figures = [row["gpu_s_per_image"], row["gpu_s_per_mp"], parts["per_step_s"]]
-        figures += [parts["text_encoding_s"], parts["vae_decode_s"], row["peak_host_rss_gb"]]
-        assert all(math.isfinite(f) for f in figures), (model_id, row)
-        assert row["t_short_s"] > 0 and row["t_long_s"] > 0 and row["build_s"] > 0, model_id
+        figures = [parts["text_encoding_s"], parts["vae_decode_s"], row["peak_host_rss_gb"]]
+        assert all(math.isfinite(f) for f in figures) and row["build_s"] > 0, (model_id, row)
         assert row["image_size"] == "32x32", model_id  # the tiny draw (HiDream-I1 rescales)
         assert row["dtype"] == "float32" and row["k_steps"] == [1, 2]
         assert isinstance(row["has_nan"], bool)
@@ -97,6 +150,71 @@ def test_rows_run_cheapest_first_flux2_dev_last_and_the_two_cheapest_in_full(dry
     for row in built[:2]:
         run = row["full_run"]
         assert run["steps"] == row["steps"] and run["measured_s"] > 0
+
+
+# ------------------------------------------------------------------------- early failures
+
+
+def _failures(forced: dict) -> list[tuple[str, str, str]]:
+    """(stage, start method, what came next) of each failure the JSON records."""
+    return [(f["stage"], f["start_method"], f["then"]) for f in forced["document"]["failures"]]
+
+
+def _last_line(failure: dict) -> str:
+    return failure["traceback"][-1].strip()
+
+
+def test_a_missing_import_stops_the_run_with_its_traceback_in_the_json(tmp_path):
+    """Guards against a missing import (an ImportError the forkserver swallows, then every
+    child's) leaving no JSON, or one without the error; it stops at the plan: every start
+    method would fail alike."""
+    forced = run_dry(tmp_path, "--only", "z-image-turbo", fault="import-error")
+    assert forced["done"].returncode == 1
+    assert _failures(forced) == [("plan", "forkserver", "stopped")]
+    failure = forced["document"]["failures"][0]
+    assert _last_line(failure) == f"ImportError: injected: import-error ({FAULT})"
+    assert forced["document"]["versions"]["diffusers"] == "0.42.1"  # written before it
+    assert forced["done"].stdout.startswith("versions: python ")
+
+
+def test_a_forkserver_dying_at_its_imports_is_written_and_spawn_tried(tmp_path):
+    """Guards against the issue's first-run loss: the server dying at its imports made
+    `process.start()` raise before the JSON's first write, so nothing came back. Spawned
+    children are tried next (here they then miss an import: that is written too)."""
+    forced = run_dry(tmp_path, "--only", "z-image-turbo", fault="forkserver-crash,import-error")
+    assert forced["done"].returncode == 1
+    assert _failures(forced) == [
+        ("forkserver start", "forkserver", "switched to spawn"),
+        ("plan", "spawn", "stopped"),
+    ]
+    started, plan = forced["document"]["failures"]
+    assert started["traceback"] and started["error"]  # the parent's side of the server's death
+    assert _last_line(plan) == f"ImportError: injected: import-error ({FAULT})"
+    assert forced["document"]["start_method"] == "spawn"
+
+
+def test_children_without_the_gpu_switch_to_spawn_and_a_later_crash_is_written(tmp_path):
+    """Guards against forked children that cannot start CUDA making every row "no GPU" (a
+    rerun with --start-method spawn does not fit in the device's 15 minutes): the run switches
+    to spawn by itself, whose children here see the GPU, and goes on; and against a crash of
+    the parent before the first row leaving the JSON without it."""
+    forced = run_dry(
+        tmp_path, "--only", "z-image-turbo", fault="child-no-cuda,crash-before-first-row"
+    )
+    assert forced["done"].returncode == 1
+    assert _failures(forced) == [
+        ("CUDA in children", "forkserver", "switched to spawn"),
+        ("before the first row", "spawn", "stopped"),
+    ]
+    no_cuda, crash = forced["document"]["failures"]
+    assert no_cuda["error"].startswith("children see no GPU; the parent sees 1: RuntimeError")
+    assert _last_line(no_cuda) == f"RuntimeError: injected: child-no-cuda ({FAULT})"
+    assert _last_line(crash) == f"RuntimeError: injected: crash-before-first-row ({FAULT})"
+    document = forced["document"]
+    assert document["start_method"] == "spawn" and document["device"]["cuda_devices"] == 1
+    assert document["plan"]["status"] == "ok"  # the spawned plan counted the row
+    (row,) = [r for r in document["generators"] if r["model_id"] == "z-image-turbo"]
+    assert row["status"] == "not run yet" and row["params"] > 0
 
 
 def test_glm_image_draws_its_prior_tokens(dry_run):
@@ -212,7 +330,11 @@ def test_prefill_fills_vllms_cpu_budget(judge):
     assert prefill["prompts_per_batch"] == 4096 // longest == 3
     assert prefill["batch_tokens"] <= prefill["padded_batch_tokens"] <= 4096
     assert prefill["logits_finite"]
-    for rate in ("images_per_s", "questions_per_s_uncached", "questions_per_s_prefix_cached_ceiling"):
+    for rate in (
+        "images_per_s",
+        "questions_per_s_uncached",
+        "questions_per_s_prefix_cached_ceiling",
+    ):
         assert 0 < prefill[rate] < math.inf
 
 

@@ -25,6 +25,88 @@ def test_a_rows_steps_are_extrapolated_from_two_calls():
     assert gpu_bench_run.extrapolate(1.0, 2.2, 2, 8, 4)[1] == pytest.approx(1.4)
 
 
+def test_a_pair_is_consistent_only_beyond_its_measured_spread():
+    """Guards against a step extrapolated from noise: the stand-in's dry run called rows "ok" at
+    -272 to -9,213 GPU-s/MP because its k_long call timed faster than its k_short one."""
+    # k_short 1.0 and 1.1 s, k_long 2.0 and 2.3 s: spread 0.1 + 0.3 = 0.4 s, margin 2.0 - 1.0
+    timed = gpu_bench_run.consistency([1.0, 1.1], [2.0, 2.3])
+    assert (timed["margin_s"], timed["spread_s"], timed["consistent"]) == (1.0, 0.4, True)
+    # k_long 1.2 and 1.9 s: margin 0.2 within the spread 0.1 + 0.7 = 0.8
+    assert not gpu_bench_run.consistency([1.0, 1.1], [1.2, 1.9])["consistent"]
+    # k_long faster than k_short (a negative step), however steady
+    assert not gpu_bench_run.consistency([2.0, 2.0], [1.5, 1.5])["consistent"]
+    # identical calls: a margin of 0 is not beyond a spread of 0
+    assert not gpu_bench_run.consistency([1.0, 1.0], [1.0, 1.0])["consistent"]
+
+
+def _ended_row(**changes) -> dict:
+    record = {
+        "status": "ok",
+        "t_short_s": 1.0,
+        "t_long_s": 2.2,
+        "gpu_s_per_image": 10.6,
+        "gpu_s_per_mp": 10.1,
+        "parts": {"per_step_s": 0.2},
+        "consistency": gpu_bench_run.consistency([1.0, 1.05], [2.2, 2.25]),
+    }
+    return record | changes
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"gpu_s_per_mp": -272.0}, "gpu_s_per_mp is -272.0, not a positive finite number"),
+        ({"gpu_s_per_image": math.nan}, "gpu_s_per_image is nan, not a positive finite number"),
+        ({"t_long_s": math.inf}, "t_long_s is inf, not a positive finite number"),
+        ({"parts": {"per_step_s": 0.0}}, "per_step_s is 0.0, not a positive finite number"),
+        ({"gpu_s_per_mp": None}, "gpu_s_per_mp is None, not a positive finite number"),
+        ({"consistency": None}, "no consistency check of its timed calls"),
+        (
+            {"consistency": gpu_bench_run.consistency([1.0, 1.2], [1.1, 1.15])},
+            "inconsistent: k_long [1.1, 1.15] s against k_short [1.0, 1.2] s, 0.1 s apart "
+            "within their spread of 0.25 s",
+        ),
+    ],
+)
+def test_an_ok_row_without_usable_figures_becomes_a_failed_row_with_why(changes, reason):
+    """Guards against an "ok" row whose figure is negative, NaN, infinite, zero, missing or
+    noise reaching `qct2i calibrate` as a cost."""
+    record = _ended_row(**changes)
+    gpu_bench_run.judge_row(record)
+    assert record["status"] == f"failed: {reason}"
+    assert {k: record[k] for k in changes} == changes  # its figures kept for the reader
+
+
+def test_a_row_with_usable_figures_stays_ok_and_other_statuses_are_left_alone():
+    """Guards against the check failing good rows, or renaming a timeout or an error."""
+    record = _ended_row()
+    gpu_bench_run.judge_row(record)
+    assert record["status"] == "ok"
+    timeout = _ended_row(status="timeout", gpu_s_per_mp=None)
+    gpu_bench_run.judge_row(timeout)
+    assert timeout["status"] == "timeout"
+
+
+def test_children_without_the_gpu_the_parent_sees_are_told_apart():
+    """Guards against a run whose forked children cannot start CUDA timing nothing (every row
+    "no GPU") instead of switching to spawn, and against a dry run asking for a GPU."""
+    no_gpu = gpu_bench_run.children_without_gpu
+    assert no_gpu(1, False, {"cuda_devices": 0}) == "children see no GPU; the parent sees 1"
+    assert no_gpu(8, False, {"cuda_devices": 8}) is None
+    assert no_gpu(0, False, {"cuda_devices": 1}) is None  # no nvidia-smi, CUDA works
+    assert no_gpu(0, False, {"cuda_devices": 0}).startswith("no GPU: neither")
+    assert no_gpu(0, True, {}) is None  # a dry run's children are not asked
+
+
+def test_an_unknown_injected_fault_is_refused(monkeypatch):
+    """Guards against a misspelt test hook silently forcing nothing."""
+    monkeypatch.setenv(gpu_bench_run.FAULT_ENV, "child-no-cuda, forkserver-crsh")
+    with pytest.raises(ValueError, match="forkserver-crsh"):
+        gpu_bench_run.injected_faults()
+    monkeypatch.setenv(gpu_bench_run.FAULT_ENV, "child-no-cuda,crash-before-first-row")
+    assert gpu_bench_run.injected_faults() == {"child-no-cuda", "crash-before-first-row"}
+
+
 def test_a_cap_is_the_jobs_share_of_the_time_left():
     # 400 s left for jobs estimated at 10, 30 and 60 s: the first gets a tenth
     assert gpu_bench_run.cap_share(400.0, [10.0, 30.0, 60.0]) == pytest.approx(40.0)
@@ -52,13 +134,14 @@ def test_caps_add_up_within_the_budget_and_time_saved_goes_to_later_jobs():
 
 def test_a_rows_estimate_counts_its_start_build_and_steps():
     plan = {"steps": 50, "full_steps": False, "pipeline_class": "FluxPipeline"}
-    # 10 B parameters, 1 + 2 + 8 steps: 15 + 10 x (0.2 + 11 x 0.02) = 19.2 s
-    assert gpu_bench_run.row_estimate_s(plan, 10_000_000_000, (2, 8)) == pytest.approx(19.2)
-    # drawn at its full 50 steps too: 15 + 10 x (0.2 + 61 x 0.02) = 29.2 s
+    # 10 B parameters, 1 + 2 x (2 + 8) steps (the pair timed twice):
+    # 15 + 10 x (0.2 + 21 x 0.02) = 21.2 s
+    assert gpu_bench_run.row_estimate_s(plan, 10_000_000_000, (2, 8)) == pytest.approx(21.2)
+    # drawn at its full 50 steps too: 15 + 10 x (0.2 + 71 x 0.02) = 31.2 s
     full = plan | {"full_steps": True}
-    assert gpu_bench_run.row_estimate_s(full, 10_000_000_000, (2, 8)) == pytest.approx(29.2)
+    assert gpu_bench_run.row_estimate_s(full, 10_000_000_000, (2, 8)) == pytest.approx(31.2)
     glm = plan | {"pipeline_class": "GlmImagePipeline"}  # and 40 s for its prior tokens
-    assert gpu_bench_run.row_estimate_s(glm, 10_000_000_000, (2, 8)) == pytest.approx(59.2)
+    assert gpu_bench_run.row_estimate_s(glm, 10_000_000_000, (2, 8)) == pytest.approx(61.2)
     # the judge claims a fifth of the whole: 80 s of rows -> 20 s
     assert gpu_bench_run.judge_estimate_s([30.0, 50.0]) == pytest.approx(20.0)
 
@@ -248,3 +331,22 @@ def test_an_ended_run_is_ok_only_when_every_built_row_and_the_judge_are():
     assert gpu_bench_run.all_ok(document)
     assert not gpu_bench_run.all_ok(document | {"judge": {"status": "timeout"}})
     assert not gpu_bench_run.all_ok(document | {"generators": [*rows, {"status": "timeout"}]})
+
+
+def test_the_judge_times_the_image_processor_the_device_would_load(monkeypatch):
+    """Guards against the bench timing the PIL image processor on a device whose torchvision
+    (0.26) makes the real judge load the torchvision one, or naming a class transformers lacks."""
+    import sys
+    import types
+
+    import transformers
+
+    from bench import gpu_judge
+
+    spec = gpu_bench.load_arch("judge")["image_processor"]
+    monkeypatch.setitem(sys.modules, "torchvision", None)  # absent: import fails
+    assert gpu_judge.image_processor_class(spec) == "Qwen2VLImageProcessorPil"
+    monkeypatch.setitem(sys.modules, "torchvision", types.ModuleType("torchvision"))
+    assert gpu_judge.image_processor_class(spec) == "Qwen2VLImageProcessor"
+    for name in (spec["class"], spec["torchvision_class"]):
+        assert name in dir(transformers), name
