@@ -324,11 +324,12 @@ _EN_DETERMINERS = _words_of(
 # verb): what follows is the predicate.
 _EN_PREPOSITIONS = _words_of(
     "in on at with without of near next behind under above below beside besides between to from "
-    "by for like inside outside atop against along across around among amid through over onto "
+    "by for like inside outside atop against along across around among amid amidst through over "
+    "onto "
     "into toward towards underneath beneath within upon"
 )
 _EN_SPATIAL_STARTS = _words_of(
-    "in on at near next behind under above below beside between inside outside atop against "
+    "in on at near next behind under above below beside between inside outside atop against amidst "
     "along across around among amid over onto into underneath beneath within upon positioned "
     "placed located situated"
 )
@@ -933,7 +934,9 @@ def _en_relation(subject: list[str], predicate: list[str], said: str) -> Attribu
 def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
     nouns = _en_subject_nouns(subject)
     scene = not nouns or nouns[-1] in _EN_SCENE_SUBJECTS
-    person = bool(nouns) and nouns[-1] in _EN_PEOPLE
+    person = bool(nouns) and (
+        nouns[-1] in _EN_PEOPLE or wordnet_capability(word_forms(nouns[-1])) == "humans"
+    )
     said = " ".join(predicate)
     whole = " ".join([*subject, *predicate])
     if set(subject[1:] + predicate) & _EN_NEGATION or "free of" in whole:
@@ -1027,6 +1030,21 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         return Attribution("interaction", "predicate_action")
     if first in _EN_ACTION_VERBS and (
         verb_object or first in ("wearing", "holding", "dressed", "wears", "holds")
+    ):
+        return Attribution("interaction", "predicate_action")
+    if (  # "Is the man examining trading charts?": a verb on a thing, no article
+        is_form
+        and first.endswith("ing")
+        and len(first) > 4
+        and first not in _EN_POSTURES
+        and not _en_has_cue(predicate[:1], _en_cue_words(cues, "state"))
+        and len(predicate) > 1
+        and predicate[1] not in _EN_PREPOSITIONS
+        and wordnet_capability(word_forms(predicate[-1])) not in (None, "part_whole")
+        and not any(  # "stunning pink": an attribute after an -ing adjective
+            _en_has_cue(predicate[1:], _en_cue_words(cues, capability))
+            for capability in _EN_BREAKING_CUES
+        )
     ):
         return Attribution("interaction", "predicate_action")
     if is_form and _en_action_later(predicate):

@@ -130,6 +130,12 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Does the girl have her eyes closed?", "state"),  # the part's condition
         ("Does the scene have warm colors?", "color"),
         ("Does the image show a person?", "humans"),  # not WordNet's first sense, a body
+        ("Is the chef slicing fresh carrots?", "interaction"),  # a verb on a bare noun
+        ("Are the hills stunning green?", "color"),  # an -ing adjective, then a colour
+        ("Is the knight female?", "humans"),  # a kind of person (WordNet's person)
+        ("Is the fox amidst the reeds?", "spatial"),
+        ("Does the boy have multicolored hair?", "color"),
+        ("Is this an animated film still?", "style"),
     ],
 )
 def test_english_predicates_by_hand(text, capability):
