@@ -712,6 +712,7 @@ _EN_KNOWLEDGE = _words_of(
     "traditional tradition cultural culture custom customs festival festive historical "
     "historic history landmark famous iconic ancient heritage ritual ceremonial folk dynasty"
 )
+_ZH_LANDMARKS = ("长城", "故宫", "天坛", "兵马俑", "颐和园", "布达拉宫", "外滩", "西湖")  # 在故宫里
 _ZH_KNOWLEDGE = tuple(
     [
         "长城",
@@ -1218,7 +1219,7 @@ def _zh_form(subject: str, predicate: str) -> Attribution | None:
         return Attribution("spatial", "predicate_relative_place")
     if _ZH_FRAME_SIDES.fullmatch(subject) and predicate.startswith(("有", "是否有", "有没有")):
         return Attribution("spatial", "existence_placed")
-    if _ZH_OCCASION.search(predicate):
+    if _ZH_OCCASION.search(predicate) or any(name in predicate for name in _ZH_LANDMARKS):
         return Attribution("scientific_cultural_knowledge", "predicate_knowledge")
     if re.search(r"(?:穿|戴|拿|握|抱|背)(?:着)?的$", subject):
         return Attribution("interaction", "predicate_worn_or_held")

@@ -173,6 +173,7 @@ def test_english_predicates_by_hand(text, capability):
         ("苹果的大小是否一样？", "quantification_comparison"),  # a size comparison
         ("舞者有优雅的姿态吗？", "state"),  # her own pose, not a part
         ("男孩有一套校服吗？", "interaction"),  # worn
+        ("游客是否在天坛前？", "scientific_cultural_knowledge"),  # a landmark, not a place
         ("台灯是复古的吗？", "style"),  # vintage is a look, not an era
         ("少年的目光望向大海吗？", "interaction"),  # a gaze at something, not light
         ("蜡烛有燃烧的火焰吗？", "state"),  # the owned thing's condition
@@ -220,6 +221,7 @@ def test_english_existence_by_hand(text, capability):
         ("前景存在吗？", "spatial"),  # a region of the frame, as "Is there a foreground?"
         ("有橘子吗？", "man_made"),  # fruit is food (convention 1)
         ("是否有一位法官？", "humans"),  # 官: a kind of person (noun seed suffix)
+        ("这有一把椅子吗？", "man_made"),  # 这有: an existence question
     ],
 )
 def test_chinese_identity_and_existence_by_hand(text, capability):
