@@ -341,17 +341,26 @@ def test_a_thinking_judge_answers_after_the_reasoning_its_parser_found_ended(
         assert r.p_yes == pytest.approx(_p_yes(BASE), abs=1e-4)
 
 
-def test_a_reasoning_cut_by_its_budget_is_missing_and_kept(thinking, forced):
-    """The reasoning's greedy token is " cat": 2 tokens and no `</think>`, so the budget ends it.
-    Missing (answer and p_yes null, the reason), never "no", with no answer asked at all; the
-    reasoning kept for audit. Guards against a cut answer read as an answer, or stored as "no"."""
+def test_a_reasoning_cut_by_its_budget_is_stored_missing_with_its_reasoning(
+    thinking, forced, tmp_path
+):
+    """Through the run (run_adjudication, the bundle's rows): the reasoning's greedy token is
+    " cat", 2 tokens and no `</think>`, so the budget ends it. Each row is missing (answer and
+    p_yes null, the reason), never "no", no answer is asked at all (one generate()), and the
+    reasoning is stored for audit. Guards against a cut answer read as an answer or stored as
+    "no", and the reasoning lost on its way to the bundle."""
+    bundle = _text_bundle(tmp_path, 1)
     with ForcedPerCall(thinking.llm, forced, [{"Ġcat": 5.0, "no": 4.0}]) as spy:
-        (r,) = thinking.judge(ImageQuestions("p0008", "tiny-sd", IMAGE, QUESTIONS[:1]))
+        run_adjudication(thinking, bundle, "tiny-sd", log=lambda _: None)
 
     assert len(spy.calls) == 1  # the reasoning only
-    assert (r.answer, r.p_yes, r.raw_text) == (None, None, "")
-    assert r.reason == "reasoning over budget (2 tokens)"
-    assert r.reasoning == " cat cat"
+    rows = _rows(bundle)
+    assert [r["question_id"] for r in rows] == [q for q, _ in QUESTIONS]
+    for r in rows:
+        assert (r["answer"], r["p_yes"], r["raw_text"]) == (None, None, "")
+        assert r["reason"] == "reasoning over budget (2 tokens)"
+        assert r["reasoning"] == " cat cat"
+        assert r["prompt_template_sha"] == thinking.identity.prompt_template_sha
 
 
 def test_a_thinking_judges_identity_is_neither_the_instruct_judges_nor_another_budgets(
