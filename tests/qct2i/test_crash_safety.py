@@ -113,7 +113,10 @@ def kill_after(args: list[str], warehouse: Path, delay_s: float) -> int:
     return process.wait(timeout=600)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+# Two seeds: the import killed late (2.1 s, in its work) and early (0.5 s, in start-up), the build
+# at 9.2 and 10.3 s, in its dbt run. A third seed (2.4 s, 11.4 s) repeated the first's windows
+# for a full dbt build more (~25 s of CI).
+@pytest.mark.parametrize("seed", [0, 1])
 def test_kill_9_at_seeded_random_times_in_import_and_build(published, worlds, seed):
     rng = random.Random(seed)
     # a hand-bundle import takes about 1.5 s here and a build about 10 s (console script start-up
