@@ -63,7 +63,12 @@ def sensor_on() -> bool:
 
 
 class Refused(Exception):
-    """A drop that cannot be taken; the message is REFUSED.txt's."""
+    """A drop that cannot be taken; the message is REFUSED.txt's. `imported`: the import had
+    reached the working copy (made it from the published file) before the refusal."""
+
+    def __init__(self, reason: str, imported: bool = False):
+        super().__init__(reason)
+        self.imported = imported
 
 
 @dataclass(frozen=True)
@@ -275,8 +280,9 @@ def take(drop: Drop, context: dg.OpExecutionContext) -> list[str]:
 
     try:
         _take(drop, context, log)
-    except Refused:
-        _discard_working_copy(warehouse)
+    except Refused as refused:
+        if refused.imported:  # never another writer's: the import is what wrote it
+            _discard_working_copy(warehouse)
         raise
     return lines
 
@@ -346,13 +352,27 @@ def import_and_build(bundle: Path, context: dg.OpExecutionContext, log) -> None:
         run_config=run_config, raise_on_error=False
     )
     if not result.success:
-        raise Refused(_first_failure(result))
+        raise Refused(_first_failure(result), _import_reached_working_copy(result))
     for event in result.get_asset_materialization_events():
         materialization = event.materialization
         context.log_event(
             dg.AssetMaterialization(materialization.asset_key, metadata=materialization.metadata)
         )
     log(f"imported and published {bundle}")
+
+
+def _import_reached_working_copy(result) -> bool:
+    """The import step made the working copy (it copies the published file in before it
+    validates) unless it failed on the writer lock: then the copy is another writer's."""
+    for event in result.all_events:
+        if event.step_key != "import_bundle":
+            continue
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            return not (error and error.cls_name == "WarehouseBusy")
+        if event.is_step_success:
+            return True
+    return False
 
 
 def _first_failure(result) -> str:

@@ -111,7 +111,7 @@ def test_a_good_drop_is_published_a_broken_one_refused_and_the_same_content_take
     refused = _run(instance, requests["broken"])
     assert not refused.success
     reason = (inbox / "rejected" / "broken" / "REFUSED.txt").read_text()
-    assert "q99" in reason
+    assert reason.startswith("bundle ") and "q99" in reason  # the importer's words, no class name
     assert not (inbox / "broken").exists()
     assert _digest(warehouse) == published
     assert not warehouse.with_name(f"{warehouse.stem}.working.duckdb").exists()
