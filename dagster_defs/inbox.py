@@ -188,8 +188,7 @@ def evaluate_inbox(context: dg.SensorEvaluationContext):
     from ingestion.store.warehouse import Warehouse
 
     inbox = inbox_path()
-    if not inbox.is_dir():
-        return dg.SkipReason(f"{inbox}: no inbox folder yet (create it, or set {INBOX_ENV})")
+    inbox.mkdir(parents=True, exist_ok=True)  # `make dev` on a fresh clone: ready to drop into
     working = Warehouse(warehouse_path()).working
     if working.exists():  # an intake must start from the published warehouse: see `take`
         return dg.SkipReason(f"waiting: {working} holds unpublished changes (build or remove it)")

@@ -219,3 +219,12 @@ def test_a_folder_without_ready_is_complete_only_after_the_quiet_period(tmp_path
     assert is_complete(folder, 600.0, now=2_100.0)
     (folder / READY).write_text("")
     assert is_complete(folder, None, now=0.0)
+
+
+def test_the_first_tick_makes_the_inbox(tmp_path, monkeypatch):
+    """Guards against `make dev` on a fresh clone watching a folder nobody made."""
+    monkeypatch.setenv("QCT2I_WAREHOUSE", str(tmp_path / "warehouse" / "w.duckdb"))
+    monkeypatch.delenv("QCT2I_INBOX", raising=False)
+    result = evaluate_inbox(dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral()))
+    assert isinstance(result, dg.SkipReason)
+    assert (tmp_path / "warehouse" / "inbox").is_dir()  # beside the warehouse by default
