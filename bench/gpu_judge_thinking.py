@@ -19,6 +19,7 @@ run: 2 of the questions, 4 tokens each, on the tiny model (its vision tower stil
 from __future__ import annotations
 
 import time
+import traceback
 from unittest import mock
 
 from ingestion.backends.api.interfaces import ImageQuestions
@@ -61,6 +62,21 @@ def counting_new_tokens(model, pad_id: int):
 
 
 def thinking_figures(
+    model, processor, device: str, item: ImageQuestions, hub_repo_id: str, dry_run: bool
+) -> dict:
+    """`measured_figures`, status "ok"; or a failed status with its traceback, so that a failure
+    here never costs the Instruct judge's figures measured before it (one judge entry)."""
+    try:
+        figures = measured_figures(model, processor, device, item, hub_repo_id, dry_run)
+    except Exception as error:  # recorded, not raised: see the docstring
+        return {
+            "status": f"failed: {type(error).__name__}: {error}"[:500],
+            "traceback": traceback.format_exc()[-4000:],
+        }
+    return {"status": "ok", **figures}
+
+
+def measured_figures(
     model, processor, device: str, item: ImageQuestions, hub_repo_id: str, dry_run: bool
 ) -> dict:
     """One image's questions through the Thinking judge: seconds, questions and reasoning tokens

@@ -359,6 +359,7 @@ def test_the_thinking_judge_has_its_throughput_row(judge):
     and is cut off: none answered, none a "no". Guards against a row that times no reasoning (0
     tokens: the Instruct path under another name) or answers a cut reasoning."""
     thinking = judge["thinking"]
+    assert thinking["status"] == "ok", thinking  # a failure is recorded, not raised
     assert thinking["hub_repo_id"] == "Qwen/Qwen3-VL-30B-A3B-Thinking"
     assert (thinking["questions"], thinking["reasoning_budget"]) == (2, 4)
     assert thinking["reasoning_tokens"] == 2 * 4
