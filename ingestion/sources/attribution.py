@@ -159,9 +159,8 @@ def existence_kind(text: str, head: str, phrase: str, language: str) -> Attribut
         any(medium in text for medium in _ZH_MEDIA) or head.endswith("画")
     ):
         return Attribution("style", "existence_medium")  # 这里是一张照片吗？: the medium
-    if any(
-        head.endswith(part)
-        for part in ("尾巴", "翅膀", "眼睛", "耳朵", "头发", "角", "爪子", "面孔", "脸")
+    if any(head.endswith(part) for part in _ZH_EXISTING_PARTS) and not head.endswith(
+        ("手", "人")  # 歌手, 对手: people
     ):
         return Attribution("part_whole", "existence_part")
     if any(head.endswith(thing) for thing in _ZH_TEXT_THINGS):
@@ -385,7 +384,9 @@ _EN_BODY_PARTS = _words_of(
     "belly chest wheel wheels handle handles roof window windows door doors leaf leaves petal "
     "petals branch branches trunk stem stems root roots screen keyboard lid lids button buttons "
     "strap straps sleeve sleeves collar pocket pockets sole heel blade blades engine spout base "
-    "frame legs spine hoof hooves snout trunk shell chimney chimneys balcony porch keys"
+    "frame legs spine hoof hooves snout trunk shell chimney chimneys balcony porch keys breast "
+    "breasts brow brows navel lash lashes mole moles bruise bruises hip hips waist wrist wrists "
+    "ankle ankles elbow elbows lap"
 )
 _EN_WORN_OR_HELD = _words_of(
     "hat hats cap caps helmet helmets glasses sunglasses goggles mask masks scarf scarves tie "
@@ -711,6 +712,12 @@ _EN_PART_QUALITIES = _words_of(
 _EN_KNOWLEDGE = _words_of(
     "traditional tradition cultural culture custom customs festival festive historical "
     "historic history landmark famous iconic ancient heritage ritual ceremonial folk dynasty"
+)
+# a part that exists only as a part (convention 1): of a body, 长发 and 手臂 as much as 尾巴
+_ZH_EXISTING_PARTS = _words_of(
+    "尾巴 翅膀 眼睛 耳朵 头发 角 爪子 面孔 脸 长发 短发 卷发 金发 黑发 白发 秀发 直发 手臂 胳膊 "
+    "胸部 嘴巴 嘴唇 眼眸 鼻子 肩膀 腰部 大腿 小腿 双腿 双脚 脚踝 脖子 颈部 背部 手指 指甲 眉毛 "
+    "睫毛 额头 下巴 脸颊 膝盖 脚趾"
 )
 _ZH_LANDMARKS = ("长城", "故宫", "天坛", "兵马俑", "颐和园", "布达拉宫", "外滩", "西湖")  # 在故宫里
 _ZH_KNOWLEDGE = tuple(

@@ -208,6 +208,8 @@ def test_chinese_predicates_by_hand(oneig_rules, text, capability):
         ("Is there traditional pottery?", "scientific_cultural_knowledge"),
         ("Is there a plunger?", "man_made"),  # WordNet: the tool it heads, not a person
         ("Are there peaches?", "man_made"),  # fruit is food (convention 1), not a plant
+        ("Are there eyebrows?", "part_whole"),  # a part of a body, not a person
+        ("Is there a mole?", "part_whole"),
     ],
 )
 def test_english_existence_by_hand(oneig_rules, text, capability):
@@ -229,6 +231,10 @@ def test_english_existence_by_hand(oneig_rules, text, capability):
         ("有橘子吗？", "man_made"),  # fruit is food (convention 1)
         ("是否有一位法官？", "humans"),  # 官: a kind of person (noun seed suffix)
         ("这有一把椅子吗？", "man_made"),  # 这有: an existence question
+        ("有长发吗？", "part_whole"),  # a part exists only as a part (convention 1)
+        ("是否有手臂？", "part_whole"),
+        ("有沙发吗？", "man_made"),  # 沙发 is no hair
+        ("是否有一位歌手？", "humans"),  # 手 ends a person here
     ],
 )
 def test_chinese_identity_and_existence_by_hand(oneig_rules, text, capability):
