@@ -3,6 +3,7 @@ real end-to-end run with dbt vars from run config."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -116,6 +117,30 @@ def test_dbt_tests_are_asset_checks(graph):
         if key.asset_key == dg.AssetKey(["marts", "fct_hcq_leaderboard"])
     }
     assert any(name.startswith("unique_fct_hcq_leaderboard") for name in checks)
+
+
+def test_every_dbt_test_of_a_mart_is_an_asset_check_on_that_mart(graph):
+    """Issue 33: the UI shows which dbt test refused a build, on the mart it tests. Guards
+    against tests lost as checks (dagster-dbt's `enable_asset_checks` off) or attached to another
+    asset; the expected pairs are read from dbt's manifest as JSON, not through dagster-dbt."""
+    manifest = json.loads(dbt_project().manifest_path.read_text(encoding="utf-8"))
+    nodes = manifest["nodes"].values()
+    marts = {
+        node["unique_id"]: node["name"]
+        for node in nodes
+        if node["resource_type"] == "model" and node["fqn"][1] == "marts"
+    }
+    expected = {
+        (marts[node["attached_node"]], node["name"])
+        for node in nodes
+        if node["resource_type"] == "test" and node.get("attached_node") in marts
+    }
+    checks = {
+        (key.asset_key.path[-1], key.name)
+        for key in graph.asset_check_keys
+        if key.asset_key.path[0] == "marts"
+    }
+    assert expected and expected <= checks
 
 
 def test_dbt_vars_from_run_config_become_one_vars_argument():
