@@ -169,6 +169,8 @@ def existence_kind(text: str, head: str, phrase: str, language: str) -> Attribut
         return Attribution("lighting", "existence_light")
     if any(word in head for word in _ZH_KNOWLEDGE):
         return Attribution("scientific_cultural_knowledge", "existence_named")
+    if head.endswith("细节"):  # the level of detail: the rendering, as "Are there fine details?"
+        return Attribution("style", "existence_medium")
     if head in ("背景", "前景"):  # a region of the frame, as "Is there a background?"
         return Attribution("spatial", "existence_placed")
     if any(word in head for word in ("色调", "配色", "颜色")):  # 大地色调的配色方案
@@ -196,7 +198,9 @@ def _en_existence_kind(text: str, head: str, phrase: str) -> Attribution | None:
         return Attribution("lighting", "existence_light")
     if proper_name(text) or head in _EN_KNOWLEDGE_THINGS or set(words) & _EN_KNOWLEDGE:
         return Attribution("scientific_cultural_knowledge", "existence_named")
-    if head in _EN_MEDIA or (head in ("detail", "details") and set(words) & _EN_REALISM):
+    if head in ("detail", "details") and set(words) & (_EN_LIGHT_THINGS | {"reflection"}):
+        return Attribution("lighting", "existence_light")  # "reflection details": light's
+    if head in _EN_MEDIA or head in ("detail", "details"):
         return Attribution("style", "existence_medium")  # "Is there a photograph?": the medium
     return _en_existence_placed(lowered, head)
 
@@ -710,7 +714,7 @@ _EN_PART_QUALITIES = _words_of(
 )
 # What only world knowledge can judge (METHOD 13a): customs, festivals, history, landmarks
 _EN_KNOWLEDGE = _words_of(
-    "traditional tradition cultural culture custom customs festival festive historical "
+    "traditional tradition cultural culture custom customs festival historical "
     "historic history landmark famous iconic ancient heritage ritual ceremonial folk dynasty"
 )
 # a part that exists only as a part (convention 1): of a body, 长发 and 手臂 as much as 尾巴
@@ -803,6 +807,8 @@ _EN_ATTRIBUTE_SUBJECTS = {
     "glow": "lighting",
     "style": "style",
     "artstyle": "style",
+    "aesthetic": "style",
+    "aesthetics": "style",
     "medium": "style",
     "rendering": "style",
     "mood": "emotion_atmosphere",
@@ -957,7 +963,8 @@ def _en_predicate(subject, predicate, cues, is_form: bool) -> Attribution:
         return Attribution("color", "predicate_color")  # "Is the dress light yellow?"
     if "shape" in predicate and ("of" in predicate or "form" in predicate):
         return Attribution("shape", "predicate_attribute_noun")  # "in the shape of a teardrop"
-    if "style" in subject[-3:] and predicate[:1] != ["in"]:  # "Is the painting style X?"
+    # "Is the painting style X?", "Is the poster's aesthetic bold?"
+    if set(subject[-4:]) & {"style", "aesthetic", "aesthetics"} and predicate[:1] != ["in"]:
         return Attribution("style", "attribute_subject")
     if subject and subject[-1] in _EN_ATTRIBUTE_SUBJECTS:
         return Attribution(_EN_ATTRIBUTE_SUBJECTS[subject[-1]], "attribute_subject")
@@ -1208,7 +1215,7 @@ _ZH_WORN = _words_of(
 
 
 _ZH_RELATIVE_PLACE = re.compile(
-    r"环绕|围绕|围着|遮挡|挡住|遮住|盖住|重叠|聚在一起|排列|排成|并排|相邻|相对|临近|靠近|接近|紧挨|"
+    r"环绕|围绕|围着|遮挡|挡住|遮住|盖住|重叠|聚在一起|排列|排成|并排|相邻|相对|临近|靠近|接近|紧挨|置于|"
     r"(?:是|为).{0,4}焦点"
 )
 _ZH_FRAME_SIDES = re.compile(

@@ -143,6 +143,8 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Is the fox amidst the reeds?", "spatial"),
         ("Does the boy have multicolored hair?", "color"),
         ("Is this an animated film still?", "style"),
+        ("Is the poster's aesthetic bold and minimal?", "style"),  # the subject names a style
+        ("Does the cake look festive?", "emotion_atmosphere"),  # a mood, not a custom
     ],
 )
 def test_english_predicates_by_hand(oneig_rules, text, capability):
@@ -181,6 +183,7 @@ def test_english_predicates_by_hand(oneig_rules, text, capability):
         ("舞者有优雅的姿态吗？", "state"),  # her own pose, not a part
         ("男孩有一套校服吗？", "interaction"),  # worn
         ("游客是否在天坛前？", "scientific_cultural_knowledge"),  # a landmark, not a place
+        ("花瓶是否置于窗台上？", "spatial"),  # placed
         ("台灯是复古的吗？", "style"),  # vintage is a look, not an era
         ("少年的目光望向大海吗？", "interaction"),  # a gaze at something, not light
         ("蜡烛有燃烧的火焰吗？", "state"),  # the owned thing's condition
@@ -210,6 +213,8 @@ def test_chinese_predicates_by_hand(oneig_rules, text, capability):
         ("Are there peaches?", "man_made"),  # fruit is food (convention 1), not a plant
         ("Are there eyebrows?", "part_whole"),  # a part of a body, not a person
         ("Is there a mole?", "part_whole"),
+        ("Are there fine details?", "style"),  # the level of detail: the rendering
+        ("Are there shadow details?", "lighting"),
     ],
 )
 def test_english_existence_by_hand(oneig_rules, text, capability):
@@ -234,6 +239,7 @@ def test_english_existence_by_hand(oneig_rules, text, capability):
         ("有长发吗？", "part_whole"),  # a part exists only as a part (convention 1)
         ("是否有手臂？", "part_whole"),
         ("有沙发吗？", "man_made"),  # 沙发 is no hair
+        ("画面中是否有丰富的细节？", "style"),  # as "Are there fine details?"
         ("是否有一位歌手？", "humans"),  # 手 ends a person here
     ],
 )
