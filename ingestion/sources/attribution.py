@@ -695,6 +695,8 @@ def _en_possession(subject, owned, cues) -> Attribution:
         return Attribution(TEXT, "possession_text")
     if _en_has_cue(owned, _en_cue_words(cues, "emotion_atmosphere")):
         return Attribution("state", "possession_expression")
+    if head in _EN_EXPRESSIONS or head.removesuffix("s") in _EN_EXPRESSIONS:
+        return Attribution("state", "possession_expression")  # "mischievous grins"
     if head in _en_cue_words(cues, "state"):  # "have her mouth closed": the part's condition
         return Attribution("state", "possession_quality")
     if _en_animate(_en_subject_nouns(subject)) and wordnet_capability(word_forms(head)) == (
@@ -710,7 +712,7 @@ _EN_HAIRSTYLES = _words_of(
 )
 _EN_PART_QUALITIES = _words_of(
     "long short curly straight wavy messy braided tousled spiky thick thin big small large tiny "
-    "sharp closed open bare wet styled dyed curled slicked neat tidy"
+    "sharp closed open bare wet styled dyed curled slicked neat tidy buzzed shaved cropped"
 )
 # What only world knowledge can judge (METHOD 13a): customs, festivals, history, landmarks
 _EN_KNOWLEDGE = _words_of(
@@ -881,7 +883,9 @@ _EN_STATE_NOUNS = _words_of(
 )
 _EN_SIZES = _words_of("huge giant gigantic enormous massive colossal tiny minuscule oversized")
 _EN_SHADES = _words_of("light dark pale bright deep")
-_EN_EXPRESSIONS = _words_of("smile smiles expression expressions gaze grin face faces eyes look")
+_EN_EXPRESSIONS = _words_of(
+    "smile smiles expression expressions gaze grin grins face faces eyes look"
+)
 _EN_PLACING = _words_of(
     "sitting standing lying resting perched hanging leaning kneeling squatting crouching "
     "placed set positioned located situated propped stacked"
@@ -1148,6 +1152,9 @@ _EN_PRESENCE_VERBS = _words_of(
 
 def _en_scene_quality(predicate: list[str], cues) -> Attribution:
     """What the whole image shows or conveys, read by its cue words; else its mood."""
+    for word in predicate:  # "Does the image use soft earthy tones?": its colours
+        if word in _EN_ATTRIBUTE_ENDINGS:
+            return Attribution(_EN_ATTRIBUTE_ENDINGS[word], "predicate_attribute_noun")
     for capability in ("style", "lighting", "temporal_setting", "color", TEXT):
         if _en_has_cue(predicate, _en_cue_words(cues, capability)):
             return Attribution(capability, f"predicate_{capability}")
@@ -1389,6 +1396,8 @@ _ZH_OWN_QUALITIES = ("姿态", "姿势", "表情", "神情", "气质", "神态")
 
 
 def _zh_possession(owned: str, cues) -> Attribution:
+    if owned.startswith(("戴", "穿", "拿", "抱", "握", "披")):  # 角色有戴花吗: worn or held
+        return Attribution("interaction", "possession_worn_or_held")
     if any(owned.endswith(thing) for thing in _ZH_LIGHT_THINGS):
         return Attribution("lighting", "possession_lighting")
     if any(owned.endswith(style) for style in (*_ZH_HAIRSTYLES, *_ZH_OWN_QUALITIES)):

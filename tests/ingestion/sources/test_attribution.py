@@ -145,6 +145,10 @@ def test_attribution_accuracy_holds_its_floors(attributed):
         ("Is this an animated film still?", "style"),
         ("Is the poster's aesthetic bold and minimal?", "style"),  # the subject names a style
         ("Does the cake look festive?", "emotion_atmosphere"),  # a mood, not a custom
+        ("Do the pirates have wicked grins?", "state"),  # an expression owned
+        ("Does the boy have buzzed hair?", "state"),  # a quality of the part
+        ("Is the tile pentagonal?", "shape"),
+        ("Does the poster use muted tones?", "color"),  # the image's colours, no action
     ],
 )
 def test_english_predicates_by_hand(oneig_rules, text, capability):
@@ -184,6 +188,7 @@ def test_english_predicates_by_hand(oneig_rules, text, capability):
         ("男孩有一套校服吗？", "interaction"),  # worn
         ("游客是否在天坛前？", "scientific_cultural_knowledge"),  # a landmark, not a place
         ("花瓶是否置于窗台上？", "spatial"),  # placed
+        ("少女有戴发卡吗？", "interaction"),  # 有戴: worn
         ("台灯是复古的吗？", "style"),  # vintage is a look, not an era
         ("少年的目光望向大海吗？", "interaction"),  # a gaze at something, not light
         ("蜡烛有燃烧的火焰吗？", "state"),  # the owned thing's condition
