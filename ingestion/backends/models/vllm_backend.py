@@ -209,11 +209,15 @@ class VllmJudge(QuestionJudge):
 
     def reasoning_outcome(self, output) -> tuple[str, str | None]:
         """(the reasoning's text, None) when the reasoning parser finds it ended; else the text
-        and why no answer is read: the budget cut it off, or the turn ended without `</think>`."""
+        and why no answer is read: the budget cut it off, the context did (`max_model_len`
+        reached before the budget: "length" too, in fewer tokens), or the turn ended without
+        `</think>`."""
         completion = output.outputs[0]
         if self.reasoning_parser.is_reasoning_end(list(completion.token_ids)):
             return completion.text, None
         if completion.finish_reason == "length":
+            if len(completion.token_ids) < self.reasoning_budget:
+                return completion.text, context_full(len(completion.token_ids))
             return completion.text, over_budget(self.reasoning_budget)
         return completion.text, REASONING_UNCLOSED
 
@@ -243,6 +247,11 @@ def qwen3_reasoning_parser(tokenizer, source: str):
         end = parser.reasoning_end_str
         raise ValueError(f"{source}: no {end} token in its vocabulary: not a Thinking model")
     return parser
+
+
+def context_full(tokens: int) -> str:
+    """The reason of an answer whose reasoning the engine's context cut off before its budget."""
+    return f"reasoning cut by max_model_len after {tokens} tokens"
 
 
 def reasoning_sampling(budget: int, end_token_ids):

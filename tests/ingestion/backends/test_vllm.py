@@ -18,6 +18,7 @@ import json
 import math
 import os
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
@@ -361,6 +362,31 @@ def test_a_reasoning_cut_by_its_budget_is_stored_missing_with_its_reasoning(
         assert r["reason"] == "reasoning over budget (2 tokens)"
         assert r["reasoning"] == " cat cat"
         assert r["prompt_template_sha"] == thinking.identity.prompt_template_sha
+
+
+def test_a_reasoning_cut_by_the_context_says_so(thinking, tokenizer):
+    """vLLM ends a sequence with "length" both at max_tokens (the budget) and where the context
+    (max_model_len) ends (vllm/v1/engine/__init__.py, FinishReason.LENGTH); cut before its budget,
+    the reasoning was cut by the context. Missing either way, but with that reason, not "over
+    budget", which would send the user to raise the wrong setting. The outputs are stand-ins
+    (vLLM's real qwen3 parser reads them): filling the engine's 256-token context on CPU costs
+    ~200 decoding steps."""
+    cat, end = tokenizer.token_to_id("Ġcat"), tokenizer.token_to_id("</think>")
+
+    def output(tokens, finish_reason):
+        completion = SimpleNamespace(token_ids=tokens, text="", finish_reason=finish_reason)
+        return SimpleNamespace(outputs=[completion])
+
+    assert thinking.reasoning_outcome(output([cat], "length"))[1] == (
+        "reasoning cut by max_model_len after 1 tokens"
+    )
+    assert thinking.reasoning_outcome(output([cat, cat], "length"))[1] == (
+        "reasoning over budget (2 tokens)"
+    )
+    assert thinking.reasoning_outcome(output([cat, end], "stop"))[1] is None
+    assert thinking.reasoning_outcome(output([cat], "stop"))[1] == (
+        "reasoning ended without </think>"
+    )
 
 
 def test_a_thinking_judges_identity_is_neither_the_instruct_judges_nor_another_budgets(
