@@ -15,7 +15,6 @@ from tests.helpers import build_warehouse, query, require_test_data, warehouse_i
 from tests.ingestion.sources.test_dsg_release import ANNS, ANSWERS, JUDGES, csv_rows
 from tests.method.test_agreement import reference_kappa
 from tests.qct2i.test_cli_import_dsg import _tifa160_questions
-from tests.worlds.hand import write_hand_bundle
 from tests.worlds.judges import write_judges_bundle
 
 JUDGE_MARTS = ("+path:models/marts/judges", "+path:models/marts/failures")
@@ -144,13 +143,11 @@ def test_human_agreement_against_hand_and_scipy(judges_world):
     assert rows[0][2] == pytest.approx(13.5 / math.sqrt(16.5 * 17))
 
 
-def test_one_judge_without_ratings_builds_empty_marts(tmp_path):
-    warehouse = build_warehouse(
-        write_hand_bundle(tmp_path / "hand"),
-        warehouse_in(tmp_path / "hand-wh"),
-        JUDGE_MARTS,
-        ("--indirect-selection", "cautious"),
-    )
+def test_one_judge_without_ratings_builds_empty_marts(hand_published):
+    """Guards against a judge pair or a human agreement made up where there is one judge and no
+    rating: the hand bundle as the session built it (every mart; reading it spares a build of the
+    same bundle)."""
+    warehouse = hand_published
     for mart in ("fct_judge_agreement", "fct_human_agreement"):
         assert query(warehouse, f"select count(*) from marts.{mart}") == [(0,)], mart
 
