@@ -138,10 +138,16 @@ def test_a_good_drop_is_published_a_broken_one_refused_and_the_same_content_take
     assert _digest(warehouse) == after
 
 
-def test_a_release_without_answers_and_an_unknown_folder_are_refused_without_a_build(bare):
-    """Guards against a OneIG release (questions only) or a folder of nothing known being
-    imported, or failing with no reason in rejected/."""
+def test_releases_that_cannot_be_imported_and_unknown_folders_are_refused_without_a_build(bare):
+    """Guards against a OneIG release (questions only), a TIIF release its converter refuses or
+    a folder of nothing known being imported, or failing with no reason in rejected/."""
     warehouse, inbox = bare
+    tiif = inbox / "tiif"
+    (tiif / "eval-results" / "testmini_subset_eval_results").mkdir(parents=True)
+    (tiif / "data" / "testmini_prompts").mkdir(parents=True)
+    # a dimension seeds/tiif_dimension_map.csv does not map: the conversion refuses the release
+    (tiif / "data" / "testmini_prompts" / "smell_prompts.jsonl").write_text("{}\n")
+    (tiif / READY).write_text("")
     oneig = inbox / "oneig"
     (oneig / "scripts" / "alignment" / "Q_D").mkdir(parents=True)
     (oneig / "OneIG-Bench.csv").write_text("category,id,prompt_en\n")
@@ -153,6 +159,8 @@ def test_a_release_without_answers_and_an_unknown_folder_are_refused_without_a_b
     for request in _tick(instance):
         assert not _run(instance, request).success
     assert "no answers" in (inbox / "rejected" / "oneig" / "REFUSED.txt").read_text()
+    tiif_reason = (inbox / "rejected" / "tiif" / "REFUSED.txt").read_text()
+    assert tiif_reason.startswith("TIIF-Bench release refused") and "'smell'" in tiif_reason
     assert "not a bundle" in (inbox / "rejected" / "notes" / "REFUSED.txt").read_text()
     assert _digest(warehouse) == published
 
