@@ -117,7 +117,8 @@ WORDNET_NOUNS = Path(__file__).with_name("lexicons") / "wordnet_nouns.tsv"
 _EN_NEGATION = _words_of("no not nothing none nobody without never empty free blank")
 _EN_TEXT_THINGS = _words_of(
     "text texts writing words word letters lettering caption captions inscription slogan title "
-    "headline font typography logo label labels handwriting signature number numbers digits"
+    "headline font typography logo label labels handwriting signature number numbers digits "
+    "note notes quote quotes annotation annotations paragraph paragraphs"
 )
 _EN_LIGHT_THINGS = _words_of(
     "shadow shadows glow glows light lights reflection reflections sunlight moonlight sunbeam "
@@ -192,7 +193,8 @@ def _en_existence_kind(text: str, head: str, phrase: str) -> Attribution | None:
         return Attribution("spatial", "existence_placed")
     if head in _EN_BODY_PARTS or head.removesuffix("s") in _EN_BODY_PARTS:
         return Attribution("part_whole", "existence_part")
-    if head in _EN_TEXT_THINGS:
+    named = words[: next((at for at, w in enumerate(words) if w in _EN_PREPOSITIONS), None)]
+    if head in _EN_TEXT_THINGS or set(named) & _EN_TEXT_THINGS:  # "typography arranged ..."
         return Attribution(TEXT, "existence_text")
     if head in _EN_LIGHT_THINGS:
         return Attribution("lighting", "existence_light")
@@ -645,6 +647,9 @@ def _en_there(text: str, phrase: list[str], cues) -> Attribution | None:
         head_words.pop()
     if not head_words:
         return None
+    if set(head_words) & _EN_TEXT_THINGS and not set(head_words[-1:]) & _EN_TEXT_THINGS:
+        # "Is there sans-serif typography positioned in the corner?": the phrase runs on
+        return Attribution(TEXT, "existence_text")
     counting = _COUNT_WORDS | _words_of("exactly only more fewer")
     if set(head_words[:2]) & counting or any(w.isdigit() for w in head_words[:2]):
         return Attribution(COUNT, "existence_count")

@@ -220,6 +220,8 @@ def test_chinese_predicates_by_hand(oneig_rules, text, capability):
         ("Is there a mole?", "part_whole"),
         ("Are there fine details?", "style"),  # the level of detail: the rendering
         ("Are there shadow details?", "lighting"),
+        ("Is there a handwritten quote?", "text_rendering"),
+        ("Is there bold typography arranged along the top?", "text_rendering"),  # runs on
     ],
 )
 def test_english_existence_by_hand(oneig_rules, text, capability):
