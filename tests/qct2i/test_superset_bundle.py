@@ -1,0 +1,82 @@
+"""The Superset dashboard kept in bi/superset/ (Superset's export format, imported by `make bi`:
+docs/bi.md) fits the marts it reads. Superset itself is not installed here (`make bi` has its own
+environment, outside `make test`); these checks read the bundle's files."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import duckdb
+import yaml
+
+from bi.provision import BUNDLE, bundle_zip
+
+
+def bundle() -> dict[str, dict]:
+    """Every file of the bundle, parsed, by its path under bi/superset/."""
+    return {
+        path.relative_to(BUNDLE).as_posix(): yaml.safe_load(path.read_text(encoding="utf-8"))
+        for path in sorted(BUNDLE.rglob("*.yaml"))
+    }
+
+
+def of_kind(files: dict[str, dict], folder: str) -> list[dict]:
+    return [doc for name, doc in files.items() if name.startswith(folder + "/")]
+
+
+def chart_columns(chart: dict) -> set[str]:
+    """The dataset columns a chart's parameters name."""
+    params = chart["params"]
+    named = set(params.get("all_columns", []))
+    for key in ("x_axis", "groupby"):
+        value = params.get(key)
+        named |= set(value) if isinstance(value, list) else {value} if value else set()
+    named |= {f["subject"] for f in params.get("adhoc_filters", []) if "subject" in f}
+    return named
+
+
+def test_the_bundle_is_whole_and_reads_the_warehouse_read_only():
+    """Guards against an import that fails or dangles: every chart names a dataset of the bundle,
+    every dataset its one database, the dashboard places every chart; and against a read-write
+    registration (a BI connection that leaves a write-ahead log stops `qct2i build` publishing):
+    the URI `make bi` writes names the warehouse with DuckDB's read_only access mode."""
+    files = bundle()
+    (database,) = of_kind(files, "databases")
+    datasets = {d["uuid"]: d for d in of_kind(files, "datasets")}
+    charts = of_kind(files, "charts")
+    (dashboard,) = of_kind(files, "dashboards")
+    assert files["metadata.yaml"]["type"] == "Dashboard"
+    assert {d["database_uuid"] for d in datasets.values()} == {database["uuid"]}
+    assert all(c["dataset_uuid"] in datasets for c in charts) and len(charts) >= 2
+    placed = {v["meta"]["uuid"] for v in dashboard["position"].values() if _is_chart(v)}
+    assert placed == {c["uuid"] for c in charts}
+
+    with zipfile.ZipFile(io.BytesIO(bundle_zip(Path("/data/w.duckdb")))) as archive:
+        text = archive.read("qct2i_dashboard/databases/qct2i.yaml").decode()
+        assert sorted(archive.namelist()) == sorted(f"qct2i_dashboard/{n}" for n in files)
+    assert (
+        yaml.safe_load(text)["sqlalchemy_uri"] == "duckdb:////data/w.duckdb?access_mode=read_only"
+    )
+
+
+def _is_chart(component) -> bool:
+    return isinstance(component, dict) and component.get("type") == "CHART"
+
+
+def test_every_dataset_and_chart_column_is_in_the_published_marts(small_demo):
+    """Guards against a dashboard that breaks silently when a mart changes: each dataset's query
+    (its SQL, or its mart) runs read-only on a published warehouse and returns the dataset's
+    columns, in order, and every column a chart names is one of its dataset's."""
+    warehouse, _ = small_demo
+    files = bundle()
+    datasets = {d["uuid"]: d for d in of_kind(files, "datasets")}
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        for dataset in datasets.values():
+            query = dataset["sql"] or f"select * from {dataset['schema']}.{dataset['table_name']}"
+            returned = con.sql(query).columns
+            assert returned == [c["column_name"] for c in dataset["columns"]], dataset["table_name"]
+    for chart in of_kind(files, "charts"):
+        columns = {c["column_name"] for c in datasets[chart["dataset_uuid"]]["columns"]}
+        assert chart_columns(chart) <= columns, chart["slice_name"]
