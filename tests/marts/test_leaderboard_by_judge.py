@@ -10,14 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from ingestion.bundle import load_bundle
-from ingestion.bundle.append import append_bundle
-from tests.helpers import copy_warehouse, dbt_build, query, warehouse_in
-from tests.marts.test_official_judge import bundle, second_judges_answers
-from tests.worlds.hand import hand_bundle_tables
+from tests.helpers import query
 
-BY_JUDGE = ("+fct_hcq_leaderboard_by_judge",)
-CAUTIOUS = ("--indirect-selection", "cautious")
 COLUMNS = (
     "model_id, display_name, language_scope, hcq_total, entities, text, attributes, relations, "
     "semantics, rank, n_groups, n_capabilities, hcq_total_frac, text_evidence"
@@ -25,15 +19,11 @@ COLUMNS = (
 
 
 @pytest.fixture(scope="module")
-def two_judges(tmp_path_factory):
+def two_judges(hand_two_judges):
     """The hand bundle with a second judge's answers appended, the per-judge leaderboard (and
-    everything upstream) built with the default official judge. Tests copy it to rebuild."""
-    root = tmp_path_factory.mktemp("by_judge")
-    warehouse = warehouse_in(root / "two-judges-wh")
-    load_bundle(bundle(root / "hand", hand_bundle_tables()), warehouse)
-    append_bundle(bundle(root / "second", second_judges_answers("second")), warehouse)
-    dbt_build(warehouse, BY_JUDGE, CAUTIOUS)
-    return warehouse
+    everything upstream) built with the default official judge: the session's, which
+    test_official_judge.py reads too (tests/marts/conftest.py). Tests only read it."""
+    return hand_two_judges
 
 
 def board(warehouse, judge: str) -> list[tuple]:
@@ -75,11 +65,13 @@ def test_each_judge_has_a_leaderboard_and_the_official_rows_are_the_leaderboard(
     assert sorted(flags) == [("default", True), ("second", False)]
 
 
-def test_a_judges_rows_equal_the_leaderboard_with_that_judge_official(two_judges, tmp_path):
+def test_a_judges_rows_equal_the_leaderboard_with_that_judge_official(
+    two_judges, hand_two_judges_second_official
+):
+    """`rebuilt`: a copy of `two_judges` rebuilt with `second` named official (the session's,
+    tests/marts/conftest.py; test_official_judge.py reads it too)."""
     second_by_numpy, default_by_sql = board(two_judges, "second"), board(two_judges, "default")
-    rebuilt = copy_warehouse(two_judges, tmp_path)
-
-    dbt_build(rebuilt, BY_JUDGE, (*CAUTIOUS, "--vars", "{official_judge: second}"))
+    rebuilt = hand_two_judges_second_official
 
     assert_same_board(second_by_numpy, official_board(rebuilt))
     assert_same_board(board(rebuilt, "default"), default_by_sql)

@@ -11,15 +11,13 @@ from __future__ import annotations
 import pytest
 
 from ingestion.bundle import load_bundle
-from ingestion.bundle.append import append_bundle
 from ingestion.bundle.format import write_bundle
 from qct2i.dbt_runner import DbtFailed, run_dbt
-from tests.helpers import _SESSION_DBT_TARGET, build_warehouse, dbt_build, query, warehouse_in
+from tests.helpers import _SESSION_DBT_TARGET, build_warehouse, query, warehouse_in
 from tests.worlds.hand import hand_bundle_tables
 
 LEADERBOARD = ("+fct_hcq_leaderboard",)
 ONLY_SELECTED_TESTS = ("--indirect-selection", "cautious")  # not tests reading other marts
-SECOND_IS_OFFICIAL = (*ONLY_SELECTED_TESTS, "--vars", "{official_judge: second}")
 FLIPPED = {"yes": "no", "no": "yes", None: None}
 
 
@@ -63,32 +61,25 @@ def second_alone(root):
     )
 
 
-@pytest.fixture(scope="module")
-def two_judges(root):
-    """The hand bundle, then the second judge's answers appended (new keys, not contradictions)."""
-    warehouse = warehouse_in(root / "two-judges-wh")
-    load_bundle(bundle(root / "hand-2", hand_bundle_tables()), warehouse)
-    added = append_bundle(bundle(root / "second", second_judges_answers("second")), warehouse)
-    assert added.added["judgments"] == len(hand_bundle_tables()["judgments"])
-    return warehouse
-
-
 def test_the_two_judges_disagree_enough_to_move_the_leaderboard(hand_alone, second_alone):
     assert leaderboard(hand_alone) != leaderboard(second_alone)
 
 
-def test_a_second_judge_leaves_the_official_leaderboard_unchanged(two_judges, hand_alone):
-    dbt_build(two_judges, LEADERBOARD, ONLY_SELECTED_TESTS)
+def test_a_second_judge_leaves_the_official_leaderboard_unchanged(hand_two_judges, hand_alone):
+    """The hand bundle with the second judge's answers appended, built with the default official
+    judge (the session's `hand_two_judges`, tests/marts/conftest.py)."""
+    assert leaderboard(hand_two_judges) == leaderboard(hand_alone)
 
-    assert leaderboard(two_judges) == leaderboard(hand_alone)
 
-
-def test_naming_the_second_judge_official_scores_its_answers(two_judges, second_alone):
-    dbt_build(two_judges, LEADERBOARD, SECOND_IS_OFFICIAL)
-
-    assert leaderboard(two_judges) == leaderboard(second_alone)
+def test_naming_the_second_judge_official_scores_its_answers(
+    hand_two_judges_second_official, second_alone
+):
+    """The same two judges built with `second` named official (the session's
+    `hand_two_judges_second_official`, tests/marts/conftest.py)."""
+    warehouse = hand_two_judges_second_official
+    assert leaderboard(warehouse) == leaderboard(second_alone)
     assert query(
-        two_judges, "select distinct judge_id from intermediate.int_official_judgments"
+        warehouse, "select distinct judge_id from intermediate.int_official_judgments"
     ) == [("second",)]
 
 
