@@ -20,6 +20,7 @@ from method.text_match import (
     edit_distance,
     match_text,
     text_match_table,
+    utf16_length,
     utf16_units,
 )
 from tests.helpers import (
@@ -174,3 +175,20 @@ def test_text_match_table_by_hand():
     assert [tuple(r.values()) for r in got.to_pylist()] == [
         (*row[:3], *expected) for row, expected in TEXT_IMAGES
     ]
+
+
+def test_no_ok_transcription_keeps_the_integer_columns_and_cut_distances_stop_at_the_cap():
+    """Mutation testing (issue 36): with no `ok` transcription every D is null, and the table
+    must still carry int64 (Arrow infers the null type from Nones alone); a target's length is
+    a whole number of UTF-16 units, not a float; a distance past `cap` comes back as cap + 1
+    ("abc" -> "xyz" is 3 substitutions)."""
+    keys = ("model_id", "prompt_id", "transcription_status", "text_targets", "text_blocks")
+    images = pa.Table.from_pylist(
+        [dict(zip(keys, ("m1", "p1", "error", ["AB"], None), strict=True))]
+    )
+    table = text_match_table(images)
+    assert table.schema.field("edit_distance_utf16").type == pa.int64()
+    assert table.column("edit_distance_utf16").to_pylist() == [None]
+    assert type(utf16_length("A😀")) is int and utf16_length("A😀") == 3
+    assert edit_distance(utf16_units("abc"), utf16_units("xyz"), cap=1) == 2
+    assert edit_distance(utf16_units("abc"), utf16_units("xyz")) == 3
