@@ -61,3 +61,11 @@ def test_average_ranks_are_scipys(values):
 def test_samples_of_two_lengths_are_refused():
     with pytest.raises(ValueError, match="two samples of one length"):
         spearman_rho([1, 2], [1, 2, 3])
+
+
+def test_a_missing_value_given_as_none_is_a_nan():
+    """A sample read from Arrow holds None for a null: taken as a float NaN (nan_policy
+    'propagate'), never an object array that NaN checks cannot read (mutation testing, issue 36:
+    the float64 conversion dropped)."""
+    for a, b in (([1, None, 3], [1, 2, 3]), ([1, 2, 3], [3, None, 1])):
+        assert np.isnan(spearman_rho(a, b)) and np.isnan(kendall_tau_b(a, b))
