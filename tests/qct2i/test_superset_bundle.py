@@ -5,13 +5,14 @@ environment, outside `make test`); these checks read the bundle's files."""
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from pathlib import Path
 
 import duckdb
 import yaml
 
-from bi.provision import BUNDLE, bundle_zip
+from bi.provision import BUNDLE, ROOT, bundle_zip
 
 
 def bundle() -> dict[str, dict]:
@@ -80,3 +81,22 @@ def test_every_dataset_and_chart_column_is_in_the_published_marts(small_demo):
     for chart in of_kind(files, "charts"):
         columns = {c["column_name"] for c in datasets[chart["dataset_uuid"]]["columns"]}
         assert chart_columns(chart) <= columns, chart["slice_name"]
+
+
+def test_the_dbt_exposure_names_every_mart_the_dashboard_reads():
+    """Guards against lineage that drifts from the dashboard: every mart a dataset reads (its
+    table, or each `marts.<name>` of its SQL) is in the `bi_dashboard` exposure's depends_on."""
+    exposures = yaml.safe_load((ROOT / "models/marts/_exposures.yml").read_text())["exposures"]
+    (dashboard,) = [e for e in exposures if e["name"] == "bi_dashboard"]
+    refs = {re.fullmatch(r"ref\('(\w+)'\)", d).group(1) for d in dashboard["depends_on"]}
+    read = set()
+    for dataset in of_kind(bundle(), "datasets"):
+        sql = dataset["sql"]
+        read |= set(re.findall(r"marts\.(\w+)", sql)) if sql else {dataset["table_name"]}
+    assert read == {
+        "fct_hcq_leaderboard",
+        "fct_rank_reliability",
+        "fct_capability_scores",
+        "fct_capability_deficits",
+    }
+    assert read <= refs
