@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from method.hcq import hcq_group_views, hcq_total
+from method.hcq import hcq_group_views, hcq_total, hcq_weights
 from method.scores import bilingual_mean, capability_score
 
 
@@ -31,3 +31,16 @@ def test_a_none_capability_score_drops_out_of_its_group():
 def test_a_mapping_of_another_length_is_refused_naming_both_counts():
     with pytest.raises(ValueError, match=r"^scores have 3 capabilities, the mapping 2$"):
         hcq_group_views(np.zeros((1, 2, 3)), ["a", "b"])
+
+
+def test_hcq_weights_leave_unavailable_capabilities_at_zero():
+    """alpha_t = 1 / (G T_g(t)) by hand: a: (available, not), b: (available) -> 1/2, 0, 1/2
+    (mutation testing, issue 36: an unavailable capability weighted 1 survived)."""
+    np.testing.assert_array_equal(hcq_weights([True, False, True], ["a", "a", "b"]), [0.5, 0, 0.5])
+
+
+def test_a_score_is_eq_2s_quotient_unless_eq_3_is_asked_for():
+    """By default num / den (1/3 = 0.333...33); 1 - D / L (0.333...37) only when asked: the
+    leaderboard's rounding, which a default of True would move in the last bit."""
+    assert capability_score(1, 3) == 1 / 3 != 1 - 2 / 3
+    assert capability_score(1, 3, one_minus_distance=True) == 1 - 2 / 3
