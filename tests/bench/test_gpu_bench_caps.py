@@ -37,11 +37,11 @@ def test_run_bench_caps_each_job_from_the_time_left(monkeypatch, tmp_path):
         budgets.append(FakeBudget(total_s))
         return budgets[-1]
 
-    def prepare(context, budget, only, dry_run, arch_dir):
-        budget.used += 10.0
+    def start_children(document, budget, only, dry_run, arch_dir, faults):
+        budget.used += 10.0  # the plan's child
         estimates = {"a": 10.0, "b": 30.0, "c": 60.0}
-        jobs = [gpu_bench_run.Job(name, "x:y", (), s) for name, s in estimates.items()]
-        return {"generators": [], "judge": {"status": "ok"}}, jobs
+        document |= {"generators": [], "judge": {"status": "ok"}}
+        return None, [gpu_bench_run.Job(name, "x:y", (), s) for name, s in estimates.items()]
 
     def run_job(context, job, cap_s, document):
         caps.append(cap_s)
@@ -49,8 +49,7 @@ def test_run_bench_caps_each_job_from_the_time_left(monkeypatch, tmp_path):
         budgets[-1].used += cap_s if taken is None else taken
 
     monkeypatch.setattr(gpu_bench_run, "Budget", fake_budget)
-    monkeypatch.setattr(gpu_bench_run, "child_context", lambda start_method: None)
-    monkeypatch.setattr(gpu_bench_run, "prepare", prepare)
+    monkeypatch.setattr(gpu_bench_run, "start_children", start_children)
     monkeypatch.setattr(gpu_bench_run, "run_job", run_job)
     assert gpu_bench_run.run_bench(tmp_path, budget_s=100.0, dry_run=True) == 0
     assert caps == pytest.approx([9.0, 88 * 30 / 90, 88 - 88 * 30 / 90])
