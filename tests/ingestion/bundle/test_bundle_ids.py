@@ -88,3 +88,10 @@ def test_reasons_never_hold_raw_control_characters(tmp_path):
 
     assert not re.search(r"[\x00-\x1f]", problem.reason), repr(problem.reason)
     assert '"i\\n2\\u0000"' in problem.reason
+
+
+def test_two_dots_anywhere_make_an_id_unsafe_by_the_rule_itself():
+    """`is_safe_id` alone refuses '..' inside an id that the pattern allows (mutation testing,
+    issue 36: the refusal above also comes from elsewhere, so the rule's own '..' test survived)."""
+    assert is_safe_id("a.b") and is_safe_id("a_b-c.d")
+    assert not is_safe_id("a..b") and not is_safe_id("x..")
