@@ -14,6 +14,15 @@ import yaml
 
 from bi.provision import BUNDLE, ROOT, bundle_zip
 
+# the story the issue asks the dashboard to tell (issue 34), one chart each
+CHARTS = (
+    "HCQ leaderboard with rank intervals",
+    "Capability heatmap (English prompts)",
+    "Worst capabilities per generator (English prompts)",
+    "Judge agreement (Cohen's kappa with intervals)",
+    "Routing cost-quality frontier (Q-Profile-C and fixed generators)",
+)
+
 
 def bundle() -> dict[str, dict]:
     """Every file of the bundle, parsed, by its path under bi/superset/."""
@@ -50,7 +59,8 @@ def test_the_bundle_is_whole_and_reads_the_warehouse_read_only():
     (dashboard,) = of_kind(files, "dashboards")
     assert files["metadata.yaml"]["type"] == "Dashboard"
     assert {d["database_uuid"] for d in datasets.values()} == {database["uuid"]}
-    assert all(c["dataset_uuid"] in datasets for c in charts) and len(charts) >= 2
+    assert all(c["dataset_uuid"] in datasets for c in charts)
+    assert len(charts) == len({c["uuid"] for c in charts}) == len(CHARTS)
     placed = {v["meta"]["uuid"] for v in dashboard["position"].values() if _is_chart(v)}
     assert placed == {c["uuid"] for c in charts}
 
@@ -98,5 +108,20 @@ def test_the_dbt_exposure_names_every_mart_the_dashboard_reads():
         "fct_rank_reliability",
         "fct_capability_scores",
         "fct_capability_deficits",
+        "fct_judge_agreement",
+        "agg_router_frontier",
     }
     assert read <= refs
+
+
+def test_the_dashboard_holds_the_five_charts_of_the_story():
+    """Guards against a chart lost from the dashboard (a layout edited in Superset and exported
+    without it, or a chart file dropped): the five charts the issue lists are each a chart of the
+    bundle, placed once, each by a chart id of its own."""
+    files = bundle()
+    (dashboard,) = of_kind(files, "dashboards")
+    by_uuid = {c["uuid"]: c["slice_name"] for c in of_kind(files, "charts")}
+    placed = [v["meta"] for v in dashboard["position"].values() if _is_chart(v)]
+    assert sorted(by_uuid[m["uuid"]] for m in placed) == sorted(CHARTS)
+    assert all(m["sliceName"] == by_uuid[m["uuid"]] for m in placed)
+    assert len({m["chartId"] for m in placed}) == len(CHARTS)
