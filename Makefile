@@ -19,7 +19,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: bi demo envs test test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack mutation validate dsg-figures release-figures subset-figures fingerprints docs dev clean
+.PHONY: bi demo envs test test-bi test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack mutation validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
 # Installs go through uv, pinned, fetched by each venv's own pip: the same packages pip resolves,
 # bytecode compiled at install as pip does (uv_install; uv_pip leaves it to the first import, for
@@ -169,6 +169,12 @@ $(SUPERSET_STAMP):
 
 bi: $(SUPERSET_STAMP)
 	$(SUPERSET_VENV)/bin/python bi/provision.py $(BI_ARGS)
+
+# The live Superset tier (tests/bi/; never part of `make test` or CI: docs/testing.md): make bi's
+# provisioning over a small warehouse of its own, every mart through Superset's API, the
+# dashboard in Chromium (its screenshot: docs/bi_dashboard.png), a build while it is open.
+test-bi: $(SUPERSET_STAMP) $(DEV)
+	QCT2I_TEST_BI=1 $(BIN)/pytest -p no:randomly -n 0 -s -m bi tests/bi
 
 # BENCH_ARGS: e.g. `--only flux1-dev`, `--budget-s 300`, `--dry-run` (CPU, tiny configs)
 gpu-bench:
