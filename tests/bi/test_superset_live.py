@@ -115,12 +115,18 @@ def test_every_mart_answers_through_supersets_api(superset_api, bi_world):
 
 
 def log_in(page, url: str) -> None:
+    """Through the login page's form, as a user does; fails with what the page then says."""
     user, password = LOGIN
     page.goto(f"{url}/login/")
+    page.wait_for_selector('[data-test="login-form"]')
     page.fill('[data-test="username-input"]', user)
     page.fill('[data-test="password-input"]', password)
-    page.keyboard.press("Enter")
-    page.wait_for_url(lambda u: "/login" not in u, timeout=60_000)
+    with page.expect_response(lambda r: r.request.method == "POST" and "/login/" in r.url) as sent:
+        page.click('[data-test="login-button"]')
+    page.wait_for_load_state("networkidle")
+    page.goto(f"{url}/api/v1/me/")
+    me = page.inner_text("body")
+    assert user in me, f"login: POST {sent.value.status}, then /api/v1/me/ says {me[:300]}"
 
 
 @pytest.fixture(scope="module")
