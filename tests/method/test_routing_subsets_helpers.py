@@ -61,3 +61,22 @@ def test_full_scores_sum_over_concepts_only():
     numerator = np.array([[1, 0], [2, 1]], dtype=float).reshape(2, 2, 1, 1)
     denominator = np.full((2, 2, 1, 1), 2.0)
     np.testing.assert_array_equal(full_scores(numerator, denominator), [[[0.75]], [[0.25]]])
+
+
+def test_the_bilingual_scope_weighs_only_its_two_languages():
+    """A third language (fr, color alone: weight 1 in its own scope) has no weight in the
+    bilingual scope, which halves en's and zh's only."""
+    columns = {
+        "concept_id": np.array(["c1"] * 3),
+        "model_id": np.array(["m"] * 3),
+        "language": np.array(["en", "fr", "zh"]),
+        "capability": np.array(["color"] * 3),
+        "score_num": np.array([1, 1, 1]),
+        "score_den": np.array([1, 1, 1]),
+    }
+    stats = concept_stats(columns, ["color"], ["attr"])
+    weights = scope_weights(np.ones((3, 1), dtype=bool), stats)
+    bilingual = weights[stats.scopes.index("bilingual")]
+    np.testing.assert_array_equal(
+        bilingual[[stats.languages.index(x) for x in ("en", "fr", "zh")]], [[0.5], [0], [0.5]]
+    )
