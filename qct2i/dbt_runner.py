@@ -3,7 +3,10 @@ build`), the tests, the benches and the studies run it. Dagster runs dbt through
 `DbtCliResource` instead, which streams events into its asset materialisations.
 
 A child process, not dbt's in-process runner, because dbt-duckdb keeps its DuckDB instance open in
-the process that ran it, which would block later connections to the same file.
+the process that ran it, which would block later connections to the same file. The tests' direct
+builds pass `launcher=qct2i.dbt_forkserver.run_forked`: the child is forked from a server that
+imported dbt once (about 2.5 CPU-s of a new `dbt` process's start-up), still a fresh process per
+run, so the same holds; the CLI, the benches and the studies start `dbt` itself.
 
 Parsing: dbt re-parses the whole project (seconds) whenever the command-line vars or the
 profile's connection settings differ from those its saved parse (`partial_parse.msgpack`) was
@@ -23,7 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ingestion.paths import DBT_BUILD_EXCLUDES, PROJECT_ROOT
@@ -39,6 +42,10 @@ def _die_with_parent() -> None:
 
     pr_set_pdeathsig = 1
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+# runs a `dbt ...` command line in a folder and environment, its output captured
+Launcher = Callable[..., subprocess.CompletedProcess]
 
 
 class DbtFailed(RuntimeError):
@@ -58,6 +65,7 @@ def run_dbt(
     extra: Sequence[str] = (),
     profiles_dir: Path = PROJECT_ROOT,
     echo: bool = False,
+    launcher: Launcher | None = None,
 ) -> subprocess.CompletedProcess:
     """Run `dbt <command>` over the project against the DuckDB file `warehouse` (a `build`
     without dbt's unit tests: `DBT_BUILD_EXCLUDES`).
@@ -66,7 +74,8 @@ def run_dbt(
     (default: the project's `target/` and `logs/`). `profiles_dir` replaces the project's
     profiles.yml (e.g. a one-thread DuckDB for bit-exact builds). `echo` lets dbt print to this
     process's terminal (the CLI) instead of capturing its output (tests and benches, which put
-    the tail into the `DbtFailed` message).
+    the tail into the `DbtFailed` message). `launcher` runs the command line in place of a new
+    `dbt` process, its output captured (the tests' `qct2i.dbt_forkserver.run_forked`).
     """
     warehouse = Path(warehouse).resolve()
     target = Path(target_path) if target_path is not None else PROJECT_ROOT / "target"
@@ -83,14 +92,17 @@ def run_dbt(
     _seed_parse(cached, target)
     # the path relative to the folder dbt runs in: see the module docstring
     env = {**os.environ, "QCT2I_WAREHOUSE": warehouse.name}
-    result = subprocess.run(
-        argv,
-        env=env,
-        cwd=warehouse.parent,
-        capture_output=not echo,
-        text=True,
-        preexec_fn=_die_with_parent,
-    )
+    if launcher is not None and not echo:
+        result = launcher(argv, env=env, cwd=warehouse.parent)
+    else:
+        result = subprocess.run(
+            argv,
+            env=env,
+            cwd=warehouse.parent,
+            capture_output=not echo,
+            text=True,
+            preexec_fn=_die_with_parent,
+        )
     _keep_parse(target, cached)
     if result.returncode != 0 and echo:
         raise DbtFailed(f"dbt {command} failed (exit {result.returncode}); its output is above")

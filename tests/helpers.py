@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from qct2i.dbt_forkserver import run_forked
 from qct2i.dbt_runner import DbtFailed, run_dbt
 
 _SESSION_DBT_TARGET = Path(tempfile.mkdtemp(prefix="qct2i-dbt-target-"))
@@ -55,11 +56,20 @@ def dbt_build(
 ) -> None:
     """`dbt build` (every model and test, or `select`) against `warehouse`, as a user runs it;
     `command="run"` skips the data tests. dbt prints its errors only (`--quiet`): a failure's
-    message still carries them, and a small build spends about an eighth on its progress lines."""
+    message still carries them, and a small build spends about an eighth on its progress lines.
+    dbt runs in a child of this worker's fork server, which imported dbt once
+    (`qct2i.dbt_forkserver`)."""
     require_tier("runs dbt", "dbt", "e2e")
     extra = ("--quiet", *extra)
     try:
-        run_dbt(command, warehouse, select=select, target_path=_SESSION_DBT_TARGET, extra=extra)
+        run_dbt(
+            command,
+            warehouse,
+            select=select,
+            target_path=_SESSION_DBT_TARGET,
+            extra=extra,
+            launcher=run_forked,
+        )
     except DbtFailed as failure:
         pytest.fail(str(failure))
 

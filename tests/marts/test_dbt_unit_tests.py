@@ -10,6 +10,7 @@ import re
 import yaml
 
 from ingestion.paths import PROJECT_ROOT
+from qct2i.dbt_forkserver import run_forked
 from qct2i.dbt_runner import run_dbt
 from tests.helpers import copy_warehouse, require_tier
 
@@ -28,7 +29,13 @@ def test_every_dbt_unit_test_runs_and_passes(hand_published, tmp_path):
     declared = declared_unit_tests()
     assert len(declared) >= 7  # the unit tests of the scoring and structure models
     copy = copy_warehouse(hand_published, tmp_path)
-    result = run_dbt("test", copy, select=("test_type:unit",), target_path=tmp_path / "target")
+    result = run_dbt(
+        "test",
+        copy,
+        select=("test_type:unit",),
+        target_path=tmp_path / "target",
+        launcher=run_forked,
+    )
     passed = set(re.findall(r"PASS \S+::(\S+) ", result.stdout))
     assert passed == declared, result.stdout[-3000:]
     assert re.search(rf"PASS={len(declared)}\b", result.stdout), result.stdout[-3000:]
@@ -40,11 +47,11 @@ def test_a_warehouse_build_runs_no_unit_test(hand_published, tmp_path):
     copy = copy_warehouse(hand_published, tmp_path)
     target = tmp_path / "target"
     selected = ("int_question_ancestors",)
-    tested = run_dbt("test", copy, select=selected, target_path=target)
+    tested = run_dbt("test", copy, select=selected, target_path=target, launcher=run_forked)
     assert "START unit_test int_question_ancestors::ancestors_of_a_chain_and_a_diamond" in (
         tested.stdout
     )
-    built = run_dbt("build", copy, select=selected, target_path=target)
+    built = run_dbt("build", copy, select=selected, target_path=target, launcher=run_forked)
     assert "START sql table model intermediate.int_question_ancestors" in built.stdout
     assert "START test" in built.stdout  # its data tests
     assert "unit_test" not in built.stdout

@@ -12,6 +12,7 @@ import pytest
 
 from ingestion.bundle import load_bundle
 from ingestion.bundle.format import write_bundle
+from qct2i.dbt_forkserver import run_forked
 from qct2i.dbt_runner import DbtFailed, run_dbt
 from tests.helpers import _SESSION_DBT_TARGET, build_warehouse, query, warehouse_in
 from tests.worlds.hand import hand_bundle_tables
@@ -95,6 +96,7 @@ def test_an_official_judge_without_judgments_fails_the_build(root):
             select=("+int_official_judgments", "assert_official_judge_has_judgments"),
             target_path=_SESSION_DBT_TARGET,
             extra=("--vars", "{official_judge: secnod}"),
+            launcher=run_forked,
         )
 
     assert "assert_official_judge_has_judgments" in str(failed.value)
