@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from method.bootstrap import concept_weights, encode, rank_intervals, top1_probability
+from method.bootstrap import (
+    ConceptStats,
+    bootstrap_sums,
+    concept_weights,
+    encode,
+    rank_intervals,
+    top1_probability,
+)
 
 
 def test_encode_refuses_values_outside_the_universe_naming_five_of_each():
@@ -48,3 +55,25 @@ def test_rank_interval_tails_are_two_and_a_half_percent():
         totals = np.array([[1.0, 0.0]] * firsts + [[0.0, 1.0]] * (100 - firsts))
         lo, hi = rank_intervals(totals)
         assert lo[0] == lower and hi[0] == 2, firsts
+
+
+def test_bootstrap_sums_of_fractional_statistics_stay_float64():
+    """Kills the float32 shortcut taken for statistics that are not integers (`or` for `and`,
+    or always): 1/3 and 2/7 in float32 are off in the 8th digit. The sums are the weights
+    (concept_weights, the same seed) times the statistics, in float64 by hand."""
+    numerator = np.array([1 / 3, 2 / 7]).reshape(2, 1, 1, 1)
+    stats = ConceptStats(
+        concept_ids=("c1", "c2"),
+        model_ids=("m",),
+        languages=("en",),
+        capabilities=("color",),
+        capability_groups=("attribute",),
+        is_transcription=np.array([False]),
+        numerator=numerator,
+        denominator=np.ones((2, 1, 1, 1)),
+    )
+    ((num, den),) = list(bootstrap_sums(stats, draws=4, seed=3))
+    (weights,) = list(concept_weights(2, 4, seed=3))
+    expected = [w[0] / 3 + w[1] * 2 / 7 for w in weights]
+    assert num[:, 0, 0, 0] == pytest.approx(expected, rel=1e-12, abs=0)
+    assert den[:, 0, 0, 0] == pytest.approx(weights.sum(axis=1))
