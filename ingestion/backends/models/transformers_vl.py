@@ -288,14 +288,7 @@ class TransformersJudge(QuestionJudge):
         """(reasoning text, None) per prompt whose reasoning ended with `</think>` within the
         budget; (the text so far, why there is no answer) for one the budget cut off or that
         ended its turn without closing the reasoning."""
-        encoded = self.vl.processor(
-            text=prompts,
-            images=[image] * len(prompts),
-            return_tensors="pt",
-            padding=True,
-            size=self.image_size,
-        )
-        encoded = {k: v.to(self.vl.device) for k, v in encoded.items()}
+        encoded = self.encode_prompts(prompts, image)
         with torch.inference_mode():
             out = self.vl.model.generate(
                 **encoded,
@@ -311,6 +304,19 @@ class TransformersJudge(QuestionJudge):
             reasonings.append((text, unanswered))
         return reasonings
 
+    def encode_prompts(self, prompts: list[str], image) -> dict:
+        """Whole prompts, each with the image within the budget, left-padded into one batch on
+        the model's device (the Thinking path: its reasoning differs per question, so no shared
+        image prefix)."""
+        encoded = self.vl.processor(
+            text=prompts,
+            images=[image] * len(prompts),
+            return_tensors="pt",
+            padding=True,
+            size=self.image_size,
+        )
+        return {k: v.to(self.vl.device) for k, v in encoded.items()}
+
     def split_reasoning(self, generated: list[int]) -> tuple[list[int], str | None]:
         """The reasoning tokens of one generated row (up to its first stop; `generate` pads a
         row that stopped early) and why there is no answer: None when `</think>` ended it."""
@@ -323,16 +329,9 @@ class TransformersJudge(QuestionJudge):
 
     def last_logits(self, prompts: list[str], image) -> torch.Tensor:
         """(prompts, vocabulary) logits of the token after each whole prompt (left-padded)."""
-        encoded = self.vl.processor(
-            text=prompts,
-            images=[image] * len(prompts),
-            return_tensors="pt",
-            padding=True,
-            size=self.image_size,
-        )
         with torch.inference_mode():
             out = self.vl.model(
-                **{k: v.to(self.vl.device) for k, v in encoded.items()},
+                **self.encode_prompts(prompts, image),
                 use_cache=False,
                 logits_to_keep=1,
             )
