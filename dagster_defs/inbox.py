@@ -29,6 +29,7 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_defs.assets.dbt import WAREHOUSE_WRITER_POOL
+from ingestion.bundle.manifest import file_sha256
 from ingestion.paths import warehouse_path
 
 INBOX_ENV = "QCT2I_INBOX"  # the inbox folder; default `inbox/` beside the warehouse
@@ -137,17 +138,14 @@ def _files(folder: Path) -> Iterator[Path]:
 
 def content_key(drop: Drop) -> str:
     """SHA-256 over the kind, the generator (an images folder's) and every file's relative path
-    and bytes, READY left out: the same content under another folder name has the same key."""
+    and content (its own SHA-256, the manifest's file hash), READY left out: the same content
+    under another folder name has the same key."""
     digest = hashlib.sha256(f"{drop.kind}\0{drop.model_id or ''}\0".encode())
     for path in _files(drop.folder):
         relative = path.relative_to(drop.folder).as_posix()
         if relative == READY:
             continue
-        digest.update(relative.encode() + b"\0")
-        with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        digest.update(b"\0")
+        digest.update(relative.encode() + b"\0" + file_sha256(path).encode() + b"\0")
     return digest.hexdigest()
 
 
