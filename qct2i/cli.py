@@ -12,27 +12,14 @@ from pathlib import Path
 from qct2i.calibrate_command import add_calibrate
 from qct2i.evaluate_command import add_evaluate
 from qct2i.release_commands import add_import_dsg, add_import_release
-from qct2i.writer_commands import add_wait as _add_wait
-from qct2i.writer_commands import cmd_build, cmd_import, dbt_summary
-from qct2i.writer_commands import pin_warehouse as _pin_warehouse
-
-# the names this module had before `writer_commands` took them in, kept for callers of `qct2i.cli`
-__all__ = [
-    "_add_wait",
-    "_pin_warehouse",
-    "build_parser",
-    "cmd_build",
-    "cmd_import",
-    "dbt_summary",
-    "main",
-]
+from qct2i.writer_commands import add_wait, cmd_build, cmd_import, pin_warehouse
 
 _Commands = argparse._SubParsersAction  # what `add_subparsers` returns
 
 
 def _published_warehouse() -> Path | None:
     """The published warehouse readers open, or None (with a message) when nothing is published."""
-    path = _pin_warehouse()
+    path = pin_warehouse()
     if path.exists():
         return path
     print(
@@ -154,7 +141,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from ingestion.sources.simulator import SimulationConfig
 
-    warehouse = _pin_warehouse()
+    warehouse = pin_warehouse()
     # after the warehouse is pinned
     from dagster_defs.assets.ingestion import SimulatorConfig
     from dagster_defs.definitions import defs
@@ -309,7 +296,7 @@ def _add_import(commands: _Commands) -> None:
         "resolve (symbolic links followed) inside the bundle folder or such a root, or the "
         "bundle is refused (repeatable)",
     )
-    _add_wait(imp)
+    add_wait(imp)
     imp.set_defaults(func=cmd_import)
 
 
@@ -323,7 +310,7 @@ def _add_build(commands: _Commands) -> None:
         help="score the marts with this judge's judgments (dbt var official_judge; default: "
         "the project's, `default`, or the warehouse's one judge when it holds only one)",
     )
-    _add_wait(build)
+    add_wait(build)
     build.set_defaults(func=cmd_build)
 
 
