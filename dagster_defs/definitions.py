@@ -13,9 +13,7 @@ import dagster as dg
 
 from dagster_defs.evaluation import evaluate_generator_job
 from dagster_defs.inbox import inbox_intake_job, inbox_sensor
-from dagster_defs.pipeline import GPU_ASSETS, demo_job, import_and_build_job, pipeline_definitions
-
-__all__ = ["GPU_ASSETS", "defs", "demo_job", "import_and_build_job"]
+from dagster_defs.pipeline import pipeline_definitions
 
 
 @dg.definitions
