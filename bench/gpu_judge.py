@@ -157,9 +157,10 @@ def build_processor(arch: dict):
     return processor
 
 
-def project_judge(model, processor, device: str, model_name: str):
+def project_judge(model, processor, device: str, model_name: str, **judge_kwargs):
     """The project's TransformersJudge, built by its own __init__ with `_QwenVL` (which would
-    call from_pretrained) handing over the random-weight model instead."""
+    call from_pretrained) handing over the random-weight model instead (`judge_kwargs`: e.g.
+    a Thinking judge's `reasoning_budget`)."""
     import torch
 
     from ingestion.backends.models import transformers_vl
@@ -168,7 +169,7 @@ def project_judge(model, processor, device: str, model_name: str):
     vl.source, vl.revision, vl.device = model_name, "random-weights", torch.device(device)
     vl.model, vl.processor, vl.tokenizer = model, processor, processor.tokenizer
     with mock.patch.object(transformers_vl, "_QwenVL", lambda *args: vl):
-        return transformers_vl.TransformersJudge(model_name)
+        return transformers_vl.TransformersJudge(model_name, **judge_kwargs)
 
 
 # ---------------------------------------------------------------------------------- timing

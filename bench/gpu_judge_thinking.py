@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 import traceback
-from unittest import mock
 
 from ingestion.backends.api.interfaces import ImageQuestions
 
@@ -30,20 +29,6 @@ LABEL = (
     "transformers proxy: the project's TransformersJudge with a reasoning budget (Thinking): "
     "reasoning batched per image, then the answers of the reasonings that ended"
 )
-
-
-def thinking_judge(model, processor, device: str, model_name: str, budget: int):
-    """The project's TransformersJudge with `reasoning_budget`, built by its own __init__ over
-    the random-weight model and the code-built processor (as gpu_judge.project_judge)."""
-    import torch
-
-    from ingestion.backends.models import transformers_vl
-
-    vl = object.__new__(transformers_vl._QwenVL)
-    vl.source, vl.revision, vl.device = model_name, "random-weights", torch.device(device)
-    vl.model, vl.processor, vl.tokenizer = model, processor, processor.tokenizer
-    with mock.patch.object(transformers_vl, "_QwenVL", lambda *args: vl):
-        return transformers_vl.TransformersJudge(model_name, reasoning_budget=budget)
 
 
 def counting_new_tokens(model, pad_id: int):
@@ -81,7 +66,7 @@ def measured_figures(
 ) -> dict:
     """One image's questions through the Thinking judge: seconds, questions and reasoning tokens
     per second, how many reasonings ended and how many the budget cut off."""
-    from bench.gpu_judge import synchronize
+    from bench.gpu_judge import project_judge, synchronize
 
     budget = DRY_BUDGET if dry_run else GPU_BUDGET
     if dry_run:
@@ -89,7 +74,7 @@ def measured_figures(
             item.prompt_id, item.model_id, item.image_path, item.questions[:DRY_QUESTIONS]
         )
     name = hub_repo_id.replace("-Instruct", "-Thinking")
-    judge = thinking_judge(model, processor, device, name, budget)
+    judge = project_judge(model, processor, device, name, reasoning_budget=budget)
     counts = counting_new_tokens(model, processor.tokenizer.pad_token_id)
     try:
         synchronize(device)
