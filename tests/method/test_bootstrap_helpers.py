@@ -3,14 +3,22 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from method.bootstrap import (
     ConceptStats,
     bootstrap_sums,
+    bootstrap_totals,
     concept_weights,
     encode,
+    missing_judgments,
+    pairwise_intervals,
+    percentile_interval,
+    point_totals,
     rank_intervals,
     top1_probability,
 )
@@ -77,3 +85,91 @@ def test_bootstrap_sums_of_fractional_statistics_stay_float64():
     expected = [w[0] / 3 + w[1] * 2 / 7 for w in weights]
     assert num[:, 0, 0, 0] == pytest.approx(expected, rel=1e-12, abs=0)
     assert den[:, 0, 0, 0] == pytest.approx(weights.sum(axis=1))
+
+
+def one_cell_stats(numerator, denominator, transcription=False) -> ConceptStats:
+    """ConceptStats of one model, language and capability over len(numerator) concepts."""
+    n = len(numerator)
+    return ConceptStats(
+        concept_ids=tuple(f"k{i}" for i in range(n)),
+        model_ids=("m",),
+        languages=("en",),
+        capabilities=("text" if transcription else "color",),
+        capability_groups=("g",),
+        is_transcription=np.array([transcription]),
+        numerator=np.asarray(numerator, dtype=float).reshape(n, 1, 1, 1),
+        denominator=np.asarray(denominator, dtype=float).reshape(n, 1, 1, 1),
+    )
+
+
+def test_transcription_total_is_one_minus_distance_over_length_to_the_bit():
+    """Kills `one_minus_distance` not handed to the score (None or dropped): Eq. 3 is evaluated
+    as 1 - D / L, as the leaderboard does (METHOD 3), and (L - D) / L differs in the last bit:
+    L = 3, D = 1 gives 1 - 1/3 = 0.6666666666666667 but 2/3 = 0.6666666666666666, so the
+    reliability marts would disagree with fct_hcq_leaderboard."""
+    total = point_totals(one_cell_stats([2], [3], transcription=True))
+    assert total[0, 0] == 1 - 1 / 3
+
+
+def test_bootstrap_sums_leave_float32_when_a_sum_can_pass_two_to_the_24():
+    """Kills the float32 bound divided by the concepts instead of multiplied: values 2**24 - 1
+    and 2 are exact in float32, but a draw of each once sums to 2**24 + 1, which float32 rounds
+    to 2**24. The sums by hand in integers, from the weights (`concept_weights`, same seed)."""
+    big = 2**24 - 1
+    ((num, _),) = list(bootstrap_sums(one_cell_stats([big, 2], [1, 1]), draws=8, seed=0))
+    (weights,) = list(concept_weights(2, 8, seed=0))
+    assert [1, 1] in weights.tolist()  # the draw that reaches 2**24 + 1
+    expected = [int(w[0]) * big + int(w[1]) * 2 for w in weights]
+    assert num[:, 0, 0, 0].tolist() == expected
+
+
+def test_bootstrap_sums_of_a_world_without_evidence_are_zeros():
+    """Kills the bound's `initial=0` dropped or None: with no cell holding evidence the product
+    has no column, and numpy's max over nothing without an initial value raises."""
+    ((num, den),) = list(bootstrap_sums(one_cell_stats([0, 0], [0, 0]), draws=3, seed=1))
+    assert num.shape == den.shape == (3, 1, 1, 1)
+    assert not num.any() and not den.any()
+
+
+def test_bootstrap_totals_past_two_chunks_land_in_their_own_rows():
+    """Kills the chunk offset `start += len` turned into `=` or `-=`: with 2,001 draws (chunks of
+    1,000, 1,000 and 1) the third chunk or the second would overwrite earlier rows and leave the
+    last rows unwritten (np.empty). Five concepts with statistics 1..5 over 5: each draw's score
+    is sum(w_c * c) / sum(w_c * 5), by hand from the weights (`concept_weights`, same seed)."""
+    stats = one_cell_stats([1, 2, 3, 4, 5], [5] * 5)
+    totals = bootstrap_totals(stats, draws=2001, seed=4)
+    weights = np.concatenate(list(concept_weights(5, 2001, seed=4)))
+    expected = [sum(w * c for w, c in zip(row, range(1, 6), strict=True)) / 25 for row in weights]
+    assert totals[:, 0, 0] == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_pairwise_intervals_use_the_level_asked_for():
+    """Kills `level` not handed to the percentile interval (the 95 % default instead): a 50 %
+    interval of the differences 0, 1, 2, 3, 4 is their 25th and 75th percentiles, 1 and 3."""
+    totals = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.0], [4.0, 0.0]])
+    lo, hi = pairwise_intervals(totals, level=0.5)
+    assert (lo[0, 1], hi[0, 1]) == (1.0, 3.0)
+    assert (lo[1, 0], hi[1, 0]) == (-3.0, -1.0)
+
+
+def test_percentile_interval_leaves_an_undefined_column_out_quietly():
+    """Kills the defined-columns mask taken over the whole matrix or over nothing (`axis`
+    None or dropped, or np.isnan dropped): a column undefined in every draw must be NaN without
+    numpy's all-NaN RuntimeWarning, which the marts' builds would print for every such pair; the
+    other column is still its percentiles (1 + 0.025 and 1 + 0.975 between 1 and 2)."""
+    draws = np.array([[1.0, np.nan], [2.0, np.nan]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = percentile_interval(draws)
+    assert lo[0] == pytest.approx(1.025) and hi[0] == pytest.approx(1.975)
+    assert np.isnan(lo[1]) and np.isnan(hi[1])
+
+
+def test_missing_judgments_follow_the_model_order_given():
+    """Kills the models encoded in their own sorted order instead of the order asked for
+    (`model_ids` not handed to `encode`), and the counts returned as floats: the caller's
+    models may come in another order and include one without any row (0 missing)."""
+    stats = pa.table({"model_id": ["b", "a"], "language": ["en", "en"], "n_missing": [4, 1]})
+    got = missing_judgments(stats, ("c", "b", "a"), ("en",), ("en", "zh"))
+    assert got.tolist() == [[0], [4], [1]]
+    assert got.dtype == np.int64
