@@ -310,6 +310,12 @@ def _add_build(commands: _Commands) -> None:
         help="score the marts with this judge's judgments (dbt var official_judge; default: "
         "the project's, `default`, or the warehouse's one judge when it holds only one)",
     )
+    build.add_argument(
+        "--full",
+        action="store_true",
+        help="rebuild every model whole, even where an incremental build (the generators whose "
+        "evidence changed since the last build) would do (docs/warehouse.md)",
+    )
     add_wait(build)
     build.set_defaults(func=cmd_build)
 

@@ -42,6 +42,7 @@ import duckdb
 
 from ingestion.bundle.raw_tables import WAREHOUSE_STORAGE_VERSION, upgrade_raw_tables
 from ingestion.paths import PROJECT_ROOT
+from ingestion.store.build_inputs import record_inputs
 
 
 class WarehouseBusy(RuntimeError):
@@ -158,13 +159,18 @@ def prepare_working_copy(warehouse: Warehouse) -> Path:
 
 
 def publish(
-    warehouse: Warehouse, code_version: str | None = None, build_vars: Mapping | None = None
+    warehouse: Warehouse,
+    code_version: str | None = None,
+    build_vars: Mapping | None = None,
+    build_inputs: Mapping[str, str] | None = None,
 ) -> dict:
     """Stamp the working copy with a `build_id` row and rename it over the published file
     (call with the writer lock held, after every dbt test passed). `build_vars` are the dbt vars
     the build overrode (`qct2i build --official-judge`, a Dagster run's `vars`): the stamp keeps
-    them, since the same evidence rebuilds the same marts only under the same vars. Returns the
-    stamp."""
+    them, since the same evidence rebuilds the same marts only under the same vars.
+    `build_inputs` are the fingerprints `qct2i build` built from (`build_inputs.current_inputs`),
+    kept for the next build to compare; a publisher that does not pass them (Dagster's dbt
+    assets) leaves no record, so the next `qct2i build` is full. Returns the stamp."""
     working, published = warehouse.working, warehouse.published
     if _wal(published).exists():
         raise PublishRefused(
@@ -173,7 +179,7 @@ def publish(
             "would let DuckDB replay that log into the new file."
         )
     crash_point("publish:before-stamp")
-    stamp = _stamp(working, code_version, build_vars or {})
+    stamp = _stamp(working, code_version, build_vars or {}, build_inputs)
     if storage_version(working) != PUBLISHED_STORAGE_VERSION:
         _rewrite_in_published_storage_version(working)
     crash_point("publish:before-rename")
@@ -184,9 +190,12 @@ def publish(
     return stamp
 
 
-def _stamp(working: Path, code_version: str | None, build_vars: Mapping) -> dict:
-    """Write `main.build_id` (one row: which evidence and code built this file) and checkpoint,
-    so the published file carries no write-ahead log."""
+def _stamp(
+    working: Path, code_version: str | None, build_vars: Mapping, inputs: Mapping | None
+) -> dict:
+    """Write `main.build_id` (one row: which evidence and code built this file) and what the next
+    build compares (`build_state`, cleared of what was pending), and checkpoint, so the published
+    file carries no write-ahead log."""
     with duckdb.connect(str(working)) as con:
         stamp = {
             "build_id": uuid.uuid4().hex,
@@ -203,6 +212,7 @@ def _stamp(working: Path, code_version: str | None, build_vars: Mapping) -> dict
             "python_version varchar, build_vars varchar)"
         )
         con.execute("insert into main.build_id values (?, ?, ?, ?, ?, ?, ?)", list(stamp.values()))
+        record_inputs(con, inputs)
         con.execute("checkpoint")
     return stamp
 

@@ -43,4 +43,8 @@ final as (
     where prompt_stats.model_id not in (select excluded.model_id from excluded)
 )
 
+-- Stored in key order: int_router_routed_scores adds floats in the order it reads these rows, and
+-- int_prompt_sufficient_stats, incremental, stores a rebuilt generator's rows last, so this order
+-- keeps an incremental build's routed scores bit-identical to a full build's.
 select * from final
+order by model_id, prompt_id, capability

@@ -2,6 +2,14 @@
 -- judge of a bundle that names none). Several judges' answers to one question of one image would
 -- otherwise count as several question records, and one judge's "no" would contradict another's
 -- "yes" inside one outcome. Staging keeps every judge, for comparing judges.
+-- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+    full_refresh=incremental_refresh(),
+    pre_hook="{{ delete_changed_generators() }}"
+) }}
 with
 
 judgments as (
@@ -10,7 +18,7 @@ judgments as (
 
 official as (
     select * from judgments
-    where judge_id = '{{ var("official_judge") }}'
+    where judge_id = '{{ var("official_judge") }}' and {{ changed_generators() }}
 )
 
 select * from official

@@ -7,6 +7,14 @@
 -- `score_den` are the one encoding of a capability score's evidence (macro `capability_score`):
 -- valid yes / valid (Eq. 2), or L - D / L for the capability scored from transcriptions (Eq. 3).
 -- The join is macro `prompt_sufficient_stats`, which int_judge_prompt_stats shares.
+-- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+    full_refresh=incremental_refresh(),
+    pre_hook="{{ delete_changed_generators() }}"
+) }}
 with
 
 score_sources as (
@@ -27,10 +35,12 @@ questions as (
 
 records as (
     select * from {{ ref('int_question_validity') }}
+    where {{ changed_generators() }}
 ),
 
 text_images as (
     select * from {{ ref('int_text_match') }}
+    where {{ changed_generators() }}
 ),
 
 -- Transcriptions score the image; their sums belong to the taxonomy's transcription capability.

@@ -1,6 +1,14 @@
 -- The text targets of every (model, prompt) image that has any, beside what the OCR read.
 -- An image without a transcription row gets status `missing` and, like `unavailable`, is left
 -- out of the text score (METHOD 3).
+-- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+    full_refresh=incremental_refresh(),
+    pre_hook="{{ delete_changed_generators() }}"
+) }}
 with
 
 questions as (
@@ -9,6 +17,7 @@ questions as (
 
 judgments as (
     select * from {{ ref('int_official_judgments') }}
+    where {{ changed_generators() }}
 ),
 
 transcriptions as (

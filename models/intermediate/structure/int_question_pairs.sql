@@ -2,6 +2,13 @@
 -- `edge` (a direct DSG edge, parent first), `nonanc` (same component, neither an ancestor of the
 -- other, question order) and `disc` (different components, question order). A pair whose
 -- endpoints are related by a longer ancestor path belongs to no context.
+-- Incremental by prompt (macro `benchmark_rows`; docs/warehouse.md, "Incremental builds").
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+    full_refresh=incremental_refresh()
+) }}
 with
 
 graph as (
@@ -114,3 +121,4 @@ final as (
 )
 
 select * from final
+where {{ benchmark_rows() }}

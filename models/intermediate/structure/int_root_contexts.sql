@@ -4,6 +4,14 @@
 -- the same model and language with a defined R (totals minus the prompt's own R), so a prompt
 -- never enters its own baseline; eligible = a root with the entity has a child, R is defined and
 -- at least 3 other prompts define R.
+-- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+    full_refresh=incremental_refresh(),
+    pre_hook="{{ delete_changed_generators() }}"
+) }}
 with
 
 graph as (
@@ -16,6 +24,7 @@ edges as (
 
 validity as (
     select * from {{ ref('int_question_validity') }}
+    where {{ changed_generators() }}
 ),
 
 prompts as (

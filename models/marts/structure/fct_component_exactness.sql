@@ -1,6 +1,14 @@
 -- Complete-component exactness C_m(G) (Eq. 5, METHOD 7) per model x prompt x DSG component, with
 -- root survival R_m(G) (the same rule over the roots) and descendant completion (the rule over
 -- the non-root questions, reported only where the roots survive).
+-- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+    full_refresh=incremental_refresh(),
+    pre_hook="{{ delete_changed_generators() }}"
+) }}
 with
 
 components as (
@@ -13,6 +21,7 @@ graph as (
 
 validity as (
     select * from {{ ref('int_question_validity') }}
+    where {{ changed_generators() }}
 ),
 
 scored as (

@@ -1,0 +1,173 @@
+"""Which build `qct2i build` plans (ingestion/store/build_inputs.py), without running dbt: the
+hand world's evidence loaded and appended with the importer, the fingerprints read from the file,
+the plan compared with what the change touched, worked out by hand."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from ingestion.bundle import load_bundle
+from ingestion.bundle.append import append_bundle
+from ingestion.bundle.format import write_bundle
+from ingestion.store.build_inputs import (
+    BuildPlan,
+    current_inputs,
+    pending,
+    plan_build,
+    prepare_build,
+    record_inputs,
+    recorded_inputs,
+)
+from tests.worlds.hand import hand_bundle_tables
+
+JUDGE = "default"
+
+
+def _inputs(warehouse, judge=JUDGE, build_vars=None, code="code-1"):
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return current_inputs(con, judge, build_vars or {}, code)
+
+
+def _record(warehouse, inputs):
+    with duckdb.connect(str(warehouse)) as con:
+        record_inputs(con, inputs)
+
+
+def _renamed(tables, model, new_model):
+    """The hand world's rows of `model` as those of generator `new_model` (judgments, OCR)."""
+    out = {name: [] for name in tables}
+    out["prompts"], out["questions"] = tables["prompts"], tables["questions"]
+    for name in ("judgments", "transcriptions"):  # the hand world lists no generators
+        out[name] = [{**r, "model_id": new_model} for r in tables[name] if r["model_id"] == model]
+    return out
+
+
+@pytest.fixture
+def world(tmp_path):
+    """The hand world imported and recorded as built; its tables and generators."""
+    tables = hand_bundle_tables()
+    write_bundle(tmp_path / "hand", tables)
+    warehouse = tmp_path / "w.duckdb"
+    load_bundle(tmp_path / "hand", warehouse)
+    _record(warehouse, _inputs(warehouse))
+    models = sorted({row["model_id"] for row in tables["judgments"]})
+    return {"tables": tables, "warehouse": warehouse, "models": models, "root": tmp_path}
+
+
+def _plan(warehouse, **kwargs):
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        recorded, (full, generators) = recorded_inputs(con), pending(con)
+    return plan_build(recorded, _inputs(warehouse, **kwargs), full, generators)
+
+
+def test_nothing_changed_is_an_incremental_build_of_no_generator(world):
+    """Guards against a fingerprint that differs between two reads of the same evidence (every
+    build would then be full, or rebuild generators that did not change)."""
+    assert _plan(world["warehouse"]) == BuildPlan(False, (), "0 of 2 generators changed")
+
+
+def test_an_appended_generator_alone_is_rebuilt(world):
+    """Guards against an append that goes unseen (stale rows) or touches the others' rows."""
+    model = world["models"][0]
+    bundle = world["root"] / "new"
+    write_bundle(bundle, _renamed(world["tables"], model, "newcomer"))
+    append_bundle(bundle, world["warehouse"])
+    plan = _plan(world["warehouse"])
+    assert (plan.full, plan.generators) == (False, ("newcomer",))
+
+
+def test_a_replaced_generator_alone_is_rebuilt(world):
+    """`--replace-model M` with one answer flipped: M, and only M, is rebuilt."""
+    model, other = world["models"]
+    tables = _renamed(world["tables"], model, model)
+    flipped = tables["judgments"][0]
+    flipped["answer"] = "no" if flipped["answer"] == "yes" else "yes"
+    write_bundle(world["root"] / "replaced", tables)
+    append_bundle(world["root"] / "replaced", world["warehouse"], replace_models=[model])
+    plan = _plan(world["warehouse"])
+    assert (plan.full, plan.generators) == (False, (model,))
+    assert other not in plan.generators
+
+
+def test_a_replaced_official_judge_builds_in_full(world):
+    """`--replace-judge` of the official judge with one answer changed touches every generator
+    that judge answered: the build is full (no generator's rows stand)."""
+    tables = {name: [] for name in world["tables"]}
+    tables["prompts"], tables["questions"] = (
+        world["tables"]["prompts"],
+        world["tables"]["questions"],
+    )
+    tables["judgments"] = [dict(r) for r in world["tables"]["judgments"]]
+    for model in world["models"]:  # one answer flipped per generator
+        row = next(r for r in tables["judgments"] if r["model_id"] == model)
+        row["answer"] = "no" if row["answer"] == "yes" else "yes"
+    write_bundle(world["root"] / "rejudged", tables)
+    append_bundle(world["root"] / "rejudged", world["warehouse"], replace_judges=[JUDGE])
+    assert _plan(world["warehouse"]).full
+
+
+def test_another_judges_answers_change_no_generator(world):
+    """A second judge's judgments feed the judge marts (rebuilt whole), not the per-generator
+    models: no generator is rebuilt for them."""
+    tables = {name: [] for name in world["tables"]}
+    tables["prompts"], tables["questions"] = (
+        world["tables"]["prompts"],
+        world["tables"]["questions"],
+    )
+    tables["judgments"] = [{**r, "judge_id": "second"} for r in world["tables"]["judgments"]]
+    write_bundle(world["root"] / "second", tables)
+    append_bundle(world["root"] / "second", world["warehouse"])
+    assert _plan(world["warehouse"]) == BuildPlan(False, (), "0 of 2 generators changed")
+    assert _plan(world["warehouse"], judge="second").full  # the vars name the official judge
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"code": "code-2"}, "the code changed since the last build"),
+        ({"build_vars": {"official_judge": "x"}}, "the vars changed since the last build"),
+    ],
+)
+def test_code_or_vars_changed_builds_in_full(world, change, reason):
+    """A changed model or method (code fingerprint) or dbt var changes every row: full."""
+    assert _plan(world["warehouse"], **change) == BuildPlan(True, (), reason)
+
+
+def test_no_record_builds_in_full(world):
+    """A warehouse published before this code, or by Dagster (no record), builds in full."""
+    _record(world["warehouse"], None)
+    assert _plan(world["warehouse"]).full
+
+
+def test_a_build_that_did_not_publish_stays_pending(world):
+    """Guards the kill -9 case: a generator being rebuilt when the build died is rebuilt by the
+    next build even though its evidence is back to the recorded one, and a full build that died
+    makes the next one full; a publish clears both."""
+    model = world["models"][0]
+    warehouse = world["warehouse"]
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("create table build_state.pending (model_id varchar)")
+        con.execute("insert into build_state.pending values (?)", [model])
+    assert _plan(warehouse).generators == (model,)
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("insert into build_state.pending values (null)")
+    assert _plan(warehouse).full
+    _record(warehouse, _inputs(warehouse))
+    assert _plan(warehouse) == BuildPlan(False, (), "0 of 2 generators changed")
+
+
+def test_prepare_build_commits_the_pending_generators(world, monkeypatch):
+    """What dbt is about to rebuild is in the file before dbt starts (the models read it)."""
+    monkeypatch.setattr("ingestion.store.build_inputs.code_fingerprint", lambda: "code-1")
+    model = world["models"][1]
+    tables = _renamed(world["tables"], model, model)
+    tables["transcriptions"] = tables["transcriptions"][1:]  # one transcription fewer
+    write_bundle(world["root"] / "less", tables)
+    append_bundle(world["root"] / "less", world["warehouse"], replace_models=[model])
+    plan, _ = prepare_build(world["warehouse"], JUDGE, {})
+    assert plan.generators == (model,)
+    with duckdb.connect(str(world["warehouse"]), read_only=True) as con:
+        assert pending(con) == (False, {model})
+    full, _ = prepare_build(world["warehouse"], JUDGE, {}, full=True)
+    assert full == BuildPlan(True, (), "--full")
