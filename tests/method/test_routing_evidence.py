@@ -1,0 +1,124 @@
+"""`method.routing.Evidence` (METHOD 12) on a hand world of three capabilities: the routing tables'
+tests use one capability, one request per concept and every request with evidence, which left
+the capability order, a request without evidence, a generator without a cost and the last folds
+unchecked (`make mutation`, issue 36). Expected values are worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from method.routing.evidence import Evidence
+
+# Reporting order c2, c1 (group g1), c3 (g2): not the alphabetical order.
+CAPABILITIES = pa.Table.from_pylist(
+    [
+        {"capability": "c1", "group_key": "g1", "group_order": 1, "capability_order": 2},
+        {"capability": "c3", "group_key": "g2", "group_order": 2, "capability_order": 1},
+        {"capability": "c2", "group_key": "g1", "group_order": 1, "capability_order": 1},
+    ]
+)
+# Requests (listed out of order): q1 k2 en fold 1, q2 k1 en 2, q3 k1 zh 3, q4 k3 en 4 (no
+# evidence at all), q5 k3 zh 5.
+REQUESTS = pa.Table.from_pylist(
+    [
+        {"prompt_id": p, "concept_id": c, "language": lang, "fold": f}
+        for p, c, lang, f in (
+            ("q3", "k1", "zh", 3),
+            ("q1", "k2", "en", 1),
+            ("q5", "k3", "zh", 5),
+            ("q2", "k1", "en", 2),
+            ("q4", "k3", "en", 4),
+        )
+    ]
+)
+# (model, prompt, capability): (valid yes, valid questions)
+SCORES = {
+    ("A", "q1", "c1"): (1, 2),
+    ("A", "q1", "c3"): (3, 4),
+    ("B", "q1", "c1"): (2, 2),
+    ("A", "q2", "c2"): (1, 1),
+    ("B", "q2", "c2"): (0, 1),
+    ("A", "q3", "c3"): (2, 2),
+    ("B", "q5", "c1"): (1, 3),
+}
+EVIDENCE = pa.Table.from_pylist(
+    [
+        {"model_id": m, "prompt_id": p, "capability": t, "score_num": y, "score_den": n}
+        for (m, p, t), (y, n) in SCORES.items()
+    ]
+)
+# B has no cost figure; C has one but no evidence.
+GENERATORS = pa.Table.from_pylist(
+    [
+        {"model_id": "C", "cost_gpu_s_per_mp": 0.5},
+        {"model_id": "B", "cost_gpu_s_per_mp": None},
+        {"model_id": "A", "cost_gpu_s_per_mp": 2.0},
+    ]
+)
+PROMPT = {"q1": 0, "q2": 1, "q3": 2, "q4": 3, "q5": 4}
+CAP = {"c2": 0, "c1": 1, "c3": 2}  # the taxonomy's order
+
+
+@pytest.fixture(scope="module")
+def evidence() -> Evidence:
+    return Evidence.from_arrow(EVIDENCE, REQUESTS, CAPABILITIES, GENERATORS)
+
+
+def test_evidence_from_arrow_by_hand(evidence):
+    """Guards the dense arrays: requests sorted, prompts indexed against every request (q4 has
+    no evidence row, so indexing against the evidence's own prompts would shift q5 onto q4),
+    capabilities in the taxonomy's order (not sorted), each request's own concept and language
+    (q2 and q3 share k1), the folds, a generator without a cost figure costing infinity, and
+    `active` the capabilities each request's questions carry."""
+    assert evidence.models == ("A", "B")
+    assert evidence.cost.tolist() == [2.0, np.inf]
+    assert evidence.prompts == ("q1", "q2", "q3", "q4", "q5")
+    assert evidence.taxonomy.capabilities == ("c2", "c1", "c3")
+    assert (evidence.concepts, evidence.concept.tolist()) == (("k1", "k2", "k3"), [1, 0, 0, 2, 2])
+    assert (evidence.languages, evidence.language.tolist()) == (("en", "zh"), [0, 0, 1, 0, 1])
+    assert evidence.fold.tolist() == [1, 2, 3, 4, 5]
+    num, den = np.zeros((2, 5, 3)), np.zeros((2, 5, 3))
+    active = np.zeros((5, 3), dtype=bool)
+    for (m, p, t), (y, n) in SCORES.items():
+        num["AB".index(m), PROMPT[p], CAP[t]] = y
+        den["AB".index(m), PROMPT[p], CAP[t]] = n
+        active[PROMPT[p], CAP[t]] = True
+    np.testing.assert_array_equal(evidence.num, num)
+    np.testing.assert_array_equal(evidence.den, den)
+    np.testing.assert_array_equal(evidence.active, active)
+
+
+def test_fold_sums_cover_every_fold(evidence):
+    """Guards the per-fold sums (index 0 unused): fold 5 (q5, zh: B's c1 1/3) and every other
+    fold in its own slot and language; a fold range stopping early would drop folds 4 and 5."""
+    num, den = evidence.fold_sums()
+    want_num, want_den = np.zeros((6, 2, 2, 3)), np.zeros((6, 2, 2, 3))
+    fold = {"q1": 1, "q2": 2, "q3": 3, "q4": 4, "q5": 5}
+    lang = {"q1": 0, "q2": 0, "q3": 1, "q4": 0, "q5": 1}
+    for (m, p, t), (y, n) in SCORES.items():
+        want_num[fold[p], "AB".index(m), lang[p], CAP[t]] += y
+        want_den[fold[p], "AB".index(m), lang[p], CAP[t]] += n
+    np.testing.assert_array_equal(num, want_num)
+    np.testing.assert_array_equal(den, want_den)
+
+
+def test_predict_uses_every_fold_but_the_excluded(evidence):
+    """Guards Q-Profile's out-of-fold prediction: with fold 1 excluded the profile is folds 2-5,
+    per language: en A c2 1/1, B c2 0/1; zh A c3 2/2, B c1 1/3. Restricted to each request's
+    capabilities: q1 (c1, c3, en) none; q2 (c2) A 1, B 0; q3 (c3, zh) A 1; q4 nothing asked;
+    q5 (c1, zh) B 1/3 (from fold 5 itself: only fold 1 is excluded)."""
+    got = evidence.predict([1], np.arange(5))
+    nan = np.nan
+    want = [[nan, nan], [1.0, 0.0], [1.0, nan], [nan, nan], [nan, 1 / 3]]
+    assert got.dtype == float
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+
+
+def test_routed_quality_sums_each_capability_on_its_own(evidence):
+    """Guards the routed generator's HCQ per language: the chosen records' sums per capability
+    (not over capabilities), then Eq. 4. A on q1, q2, q4 (en): c2 1/1, c1 1/2, c3 3/4 -> g1
+    (1 + 0.5) / 2, g2 0.75 -> 0.75; A on q3 and B on q5 (zh): c1 1/3, c3 2/2 -> (1/3 + 1) / 2."""
+    got = evidence.routed_quality(np.array([0, 0, 0, 0, 1]), np.arange(5))
+    np.testing.assert_allclose(got, [0.75, 2 / 3], rtol=0, atol=1e-15)
