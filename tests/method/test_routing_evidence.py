@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from method.routing import decisions_table
 from method.routing.evidence import Evidence
 
 # Reporting order c2, c1 (group g1), c3 (g2): not the alphabetical order.
@@ -122,3 +123,17 @@ def test_routed_quality_sums_each_capability_on_its_own(evidence):
     (1 + 0.5) / 2, g2 0.75 -> 0.75; A on q3 and B on q5 (zh): c1 1/3, c3 2/2 -> (1/3 + 1) / 2."""
     got = evidence.routed_quality(np.array([0, 0, 0, 0, 1]), np.arange(5))
     np.testing.assert_allclose(got, [0.75, 2 / 3], rtol=0, atol=1e-15)
+
+
+def test_decisions_without_a_prediction_are_null_not_nan():
+    """Guards int_router_decisions' `predicted_quality_frac` null where the chosen generator has
+    no out-of-fold prediction (NaN handed to Arrow as a float would be a NaN, which SQL averages
+    and compares as a number): q1's capabilities (c1, c3 in en) have no evidence outside fold 1
+    and q4 asks nothing, so Q-Profile-Q picks the cheaper A for both without a prediction."""
+    epsilon = pa.Table.from_pylist([{"outer_fold": 1, "eps": 0.0, "is_selected": True}])
+    table = decisions_table(EVIDENCE, REQUESTS, CAPABILITIES, GENERATORS, epsilon)
+    rows = [r for r in table.to_pylist() if r["router"] == "q_profile_q"]
+    by_prompt = {r["prompt_id"]: (r["model_id"], r["predicted_quality_frac"]) for r in rows}
+    assert by_prompt["q1"] == ("A", None) and by_prompt["q4"] == ("A", None)
+    values = table["predicted_quality_frac"].to_pylist()
+    assert not any(v != v for v in values if v is not None)  # no NaN anywhere
