@@ -10,7 +10,12 @@ import pyarrow as pa
 import pytest
 
 from method.routing import decisions_table
-from method.routing.evidence import Evidence
+from method.routing.evidence import (
+    Evidence,
+    language_mean,
+    out_of_fold_predictions,
+    select_epsilon,
+)
 
 # Reporting order c2, c1 (group g1), c3 (g2): not the alphabetical order.
 CAPABILITIES = pa.Table.from_pylist(
@@ -122,6 +127,7 @@ def test_routed_quality_sums_each_capability_on_its_own(evidence):
     (not over capabilities), then Eq. 4. A on q1, q2, q4 (en): c2 1/1, c1 1/2, c3 3/4 -> g1
     (1 + 0.5) / 2, g2 0.75 -> 0.75; A on q3 and B on q5 (zh): c1 1/3, c3 2/2 -> (1/3 + 1) / 2."""
     got = evidence.routed_quality(np.array([0, 0, 0, 0, 1]), np.arange(5))
+    assert got.dtype == float
     np.testing.assert_allclose(got, [0.75, 2 / 3], rtol=0, atol=1e-15)
 
 
@@ -137,3 +143,55 @@ def test_decisions_without_a_prediction_are_null_not_nan():
     assert by_prompt["q1"] == ("A", None) and by_prompt["q4"] == ("A", None)
     values = table["predicted_quality_frac"].to_pylist()
     assert not any(v != v for v in values if v is not None)  # no NaN anywhere
+
+
+def five_fold_world() -> Evidence:
+    """One capability, one request per fold (r1..r5 in folds 1..5, en): A answers i of 5 valid
+    questions on r_i, B 1 of 5 everywhere; B is the cheaper."""
+    capabilities = pa.Table.from_pylist(
+        [{"capability": "c", "group_key": "g", "group_order": 1, "capability_order": 1}]
+    )
+    requests = pa.Table.from_pylist(
+        [
+            {"prompt_id": f"r{f}", "concept_id": f"k{f}", "language": "en", "fold": f}
+            for f in range(1, 6)
+        ]
+    )
+    evidence = pa.Table.from_pylist(
+        [
+            {"model_id": m, "prompt_id": f"r{f}", "capability": "c", "score_num": y, "score_den": 5}
+            for f in range(1, 6)
+            for m, y in (("A", f), ("B", 1))
+        ]
+    )
+    generators = pa.Table.from_pylist(
+        [{"model_id": "A", "cost_gpu_s_per_mp": 2.0}, {"model_id": "B", "cost_gpu_s_per_mp": 1.0}]
+    )
+    return Evidence.from_arrow(evidence, requests, capabilities, generators)
+
+
+def test_every_fold_is_predicted_out_of_fold():
+    """Guards the out-of-fold loop over all five folds: r_f from the other four, A (15 - f) / 20
+    and B 4/20; a loop stopping early would leave r4 and r5 unpredicted (NaN)."""
+    got = out_of_fold_predictions(five_fold_world())
+    want = [[(15 - f) / 20, 0.2] for f in range(1, 6)]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+
+
+def test_select_epsilon_predicts_every_inner_fold():
+    """Guards the inner-fold search of outer fold 1: each of the inner folds 2-5 predicted from
+    the other three (A at least 9/15, B 3/15: A chosen up to eps 0.1), so the routed quality is
+    A's on r2..r5, (2 + 3 + 4 + 5) / 20 = 0.7 at every grid epsilon, equal to the best fixed
+    generator A's: eps is the largest grid value, 0.1. Skipping inner folds (stopping at the outer
+    fold, or early) leaves requests unpredicted, routed to the cheaper B (quality 0.35 or 0.2)."""
+    search = select_epsilon(five_fold_world(), 1)
+    assert search.outer_fold == 1
+    assert search.grid_quality == pytest.approx([0.7] * 21, abs=1e-15)
+    assert (search.best_fixed_quality, search.best_fixed_model) == (pytest.approx(0.7), "A")
+    assert search.eps == 0.1
+
+
+def test_language_mean_of_one_language_keeps_the_draws_apart():
+    """Guards the mean over the language axis only: with one language and two draws, each draw
+    keeps its own figure (a mean over every axis would return one number)."""
+    np.testing.assert_array_equal(language_mean(np.array([[0.2], [0.4]])), [0.2, 0.4])
