@@ -22,8 +22,10 @@ import dagster as dg
 from pydantic import Field
 
 from dagster_defs.assets.generation import (
+    FOLLOWS_GENERATION,
     GPU_POOL,
     GenerationAssets,
+    bundle_to_follow,
     default_gpu_bundle_dir,
     progress_lines,
     refused_as_failure,
@@ -66,6 +68,7 @@ def transcribed_images_asset(generation: GenerationAssets) -> dg.AssetsDefinitio
         partitions_def=generation.generator_partitions,
         deps=[generation.generated_images],
         pool=GPU_POOL,
+        automation_condition=FOLLOWS_GENERATION,
         description="The text blocks of every image of one generator whose prompt has a text "
         "target (transcriptions.jsonl); truncated or unparseable readings are `unavailable` with "
         "a reason.",
@@ -75,7 +78,7 @@ def transcribed_images_asset(generation: GenerationAssets) -> dg.AssetsDefinitio
         config: TranscriptionConfig,
         text_transcriber: TextTranscriberResource,
     ) -> dg.MaterializeResult:
-        bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
+        bundle = bundle_to_follow(context, config.bundle)
         image_roots = [Path(root) for root in config.image_roots]
         try:
             image_rows(bundle, image_roots)  # an image path outside refuses before the reader loads

@@ -64,6 +64,10 @@ GPU_STEP_TAGS = {
     "dagster-k8s/config": {"container_config": {"resources": {"limits": {"nvidia.com/gpu": 1}}}},
 }
 FAIL_AFTER_ENV = "QCT2I_FAIL_AFTER_IMAGES"  # fault injection for tests: crash after k images
+# Judging and reading follow a generator partition's generation by themselves (the sensor
+# `gpu_chain`, dagster_defs/gpu_chain.py): requested once every shard is materialised (none
+# missing, none in progress) and one of them changed since they last ran.
+FOLLOWS_GENERATION = dg.AutomationCondition.eager()
 
 
 def default_gpu_bundle_dir() -> Path:
@@ -83,6 +87,20 @@ class JudgingConfig(GenerationConfig):
     # images.path may lead into; any other path outside the bundle refuses the run before the
     # judge loads, as the import would refuse the bundle
     image_roots: list[str] = Field(default_factory=list)
+
+
+def bundle_to_follow(context: dg.AssetExecutionContext, configured: str | None) -> Path:
+    """The bundle a judging or reading step works on: the configured one; with none (a run that
+    automation started carries no config), the bundle the partition's latest drawing names, so
+    the chain follows the images wherever they were drawn; else the default GPU bundle."""
+    if configured:
+        return Path(configured)
+    shards = [f"{context.partition_key}|{s}" for s in range(shard_count_from_env())]
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=GENERATED_IMAGES_KEY, asset_partitions=shards), limit=1
+    ).records
+    drawn = records[0].asset_materialization.metadata.get("bundle") if records else None
+    return Path(drawn.value) if drawn is not None else default_gpu_bundle_dir()
 
 
 def progress_lines(context: dg.AssetExecutionContext, label: str) -> Progress:
@@ -226,6 +244,7 @@ def _judged_images_asset(
         partitions_def=generator_partitions,
         deps=[generated_images],
         pool=GPU_POOL,
+        automation_condition=FOLLOWS_GENERATION,
         description="Every question of every image of one generator judged yes/no "
         "(judgments.jsonl); a new judge (model, revision or prompt template) answers every image "
         "again.",
@@ -235,7 +254,7 @@ def _judged_images_asset(
         config: JudgingConfig,
         question_judge: QuestionJudgeResource,
     ) -> dg.MaterializeResult:
-        bundle = Path(config.bundle) if config.bundle else default_gpu_bundle_dir()
+        bundle = bundle_to_follow(context, config.bundle)
         image_roots = [Path(root) for root in config.image_roots]
         try:
             image_rows(bundle, image_roots)  # an image path outside refuses before the judge loads
