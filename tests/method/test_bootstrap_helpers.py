@@ -123,10 +123,11 @@ def test_bootstrap_sums_leave_float32_when_a_sum_can_pass_two_to_the_24():
     assert num[:, 0, 0, 0].tolist() == expected
 
 
-def test_bootstrap_sums_of_a_world_without_evidence_are_zeros():
-    """Kills the bound's `initial=0` dropped or None: with no cell holding evidence the product
-    has no column, and numpy's max over nothing without an initial value raises."""
-    ((num, den),) = list(bootstrap_sums(one_cell_stats([0, 0], [0, 0]), draws=3, seed=1))
+def test_bootstrap_sums_of_a_world_without_concepts_are_zeros():
+    """Kills the bound's `initial=0` dropped or None: a warehouse without any evidence has no
+    concept, the product no row and no column, and numpy's max over nothing without an initial
+    value raises instead of giving the draws their zero sums."""
+    ((num, den),) = list(bootstrap_sums(one_cell_stats([], []), draws=3, seed=1))
     assert num.shape == den.shape == (3, 1, 1, 1)
     assert not num.any() and not den.any()
 

@@ -285,3 +285,83 @@ def test_pairwise_reliability_by_hand():
         ("zh", "y", "x", -10.0, 10.0, 10.0, True, 1),
     ]
     assert_rows(got, want, names)
+
+
+def test_pairwise_interval_touching_zero_does_not_exclude_it():
+    """Guards `excludes_zero` as strictly above or below zero: two draws where x - y is exactly
+    0 give the interval [0, 0], which holds zero (`>=` or `<=` would say it excludes it)."""
+    table = pa.table(
+        {
+            "draw_index": pa.array([0, 0, 1, 1, 2, 2], pa.int32()),
+            "language_scope": ["en"] * 6,
+            "model_id": ["x", "y"] * 3,
+            "hcq_total_frac": [0.5, 0.4, 0.3, 0.3, 0.6, 0.6],
+        }
+    )
+    rows = pairwise_reliability(table).to_pylist()
+    assert [(r["ci_lo"], r["ci_hi"], r["excludes_zero"]) for r in rows] == [
+        (0.0, 0.0, False),
+        (0.0, 0.0, False),
+    ]
+
+
+def test_tables_without_any_defined_total_keep_their_column_types():
+    """Guards the declared schemas (the marts' contracts) where every value of a column is null:
+    a warehouse whose every judgment is missing (no valid answer, none answered) has no total,
+    so the masking effect is all nulls, typed (float64 totals, int64 ranks), not NaN; the
+    reliability tables of draws without a total keep theirs, and the pairwise table, with no
+    pair to compare, keeps its eight columns."""
+    stats = pa.table(
+        {
+            "concept_id": ["k1"],
+            "model_id": ["a"],
+            "language": ["en"],
+            "capability": ["c1"],
+            "score_num": [0],
+            "score_den": [0],
+            "n_yes": [0],
+            "n_answered": [0],
+            "n_missing": [2],
+        }
+    )
+    masking = masking_effect(stats, CAPABILITIES, SCORE_SOURCES)
+    assert masking.to_pylist() == [
+        {
+            "model_id": "a",
+            "language_scope": "en",
+            "hcq_masked": None,
+            "hcq_unmasked": None,
+            "rank_masked": None,
+            "rank_unmasked": None,
+            "rank_shift": None,
+            "has_moved": None,
+            "spearman_rho": None,
+            "n_missing_judgments": 2,
+        }
+    ]
+    assert masking.schema.field("hcq_unmasked").type == pa.float64()
+    assert masking.schema.field("rank_shift").type == pa.int64()
+    draws = pa.table(
+        {
+            "draw_index": pa.array([0, 1], pa.int32()),
+            "language_scope": ["en", "en"],
+            "model_id": ["a", "a"],
+            "hcq_total_frac": pa.array([None, None], pa.float64()),
+        }
+    )
+    with pytest.warns(RuntimeWarning, match="All-NaN"):
+        ranks = rank_reliability(draws)
+    assert ranks.schema.field("hcq_total").type == pa.float64()
+    assert ranks.schema.field("rank_lo").type == pa.int64()
+    pairs = pairwise_reliability(draws)
+    assert pairs.num_rows == 0
+    assert pairs.column_names == [
+        "language_scope",
+        "model_a",
+        "model_b",
+        "diff",
+        "ci_lo",
+        "ci_hi",
+        "excludes_zero",
+        "n_draws",
+    ]

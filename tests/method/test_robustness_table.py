@@ -9,15 +9,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from method.aggregation_robustness import robustness_table, subsample_matrix
+from method.aggregation_robustness import robustness, robustness_table, subsample_matrix
 
-# g1 = {c1, c2}, g2 = {c3}: with every capability available alpha = 1/4, 1/4, 1/2.
+# g1 = {c2, c1} (reporting order, not the alphabetical one), g2 = {c3}: with every capability
+# available alpha = 1/4, 1/4, 1/2. Rows come in reporting order: c2, c1, c3, then the total.
 CAPABILITIES = pa.table(
     {
         "capability": ["c3", "c2", "c1"],
         "group_key": ["g2", "g1", "g1"],
         "group_order": [2, 1, 1],
-        "capability_order": [1, 2, 1],
+        "capability_order": [1, 1, 2],
     }
 )
 NAMES = (
@@ -75,6 +76,7 @@ def test_robustness_table_by_hand():
     zh (p4 = k1, 4 questions for a: not short): a has no valid answer, b c2 2 -> Eq. 9 1.
       c1, c3 undefined for both models (None) over 0 prompts; c2 1 (a skipped) over 0.5; total
       1 (a's Vq = 0 leaves it out) over 0.5 prompts; no short prompt: the errors are None.
+    de (p5 = k3, short, but no valid answer from anyone): every figure None, 0 prompts.
     """
     rows = [
         ("p1", "k1", "a", "en", "c1", 1, 1),
@@ -89,16 +91,21 @@ def test_robustness_table_by_hand():
         ("p3", "k2", "b", "en", "c1", 1, 1),
         ("p4", "k1", "a", "zh", "c1", 0, 4),
         ("p4", "k1", "b", "zh", "c2", 2, 2),
+        ("p5", "k3", "a", "de", "c1", 0, 1),
     ]
     got = robustness_table(prompt_stats(rows), CAPABILITIES, seed=0)
     na = (None, None, None)
     want = [
-        ("en", "c1", "full", 7 / 6, 1 / 6, 2.0, *na, 2, 1),
+        ("de", "c2", "full", None, None, 0.0, *na, 2, 1),
+        ("de", "c1", "full", None, None, 0.0, *na, 2, 1),
+        ("de", "c3", "full", None, None, 0.0, *na, 2, 1),
+        ("de", "__total__", "full", None, None, 0.0, *na, 2, 1),
         ("en", "c2", "full", 1.0, 0.0, 1.0, *na, 2, 1),
+        ("en", "c1", "full", 7 / 6, 1 / 6, 2.0, *na, 2, 1),
         ("en", "c3", "full", 1.0625, 0.0625, 1.5, *na, 2, 1),
         ("en", "__total__", "full", 65 / 62, 3 / 62, 3.0, 19.53125, 20.3125, 0.04, 2, 1),
-        ("zh", "c1", "full", None, None, 0.0, *na, 2, 1),
         ("zh", "c2", "full", 1.0, 0.0, 0.5, *na, 2, 1),
+        ("zh", "c1", "full", None, None, 0.0, *na, 2, 1),
         ("zh", "c3", "full", None, None, 0.0, *na, 2, 1),
         ("zh", "__total__", "full", 1.0, 0.0, 0.5, *na, 2, 1),
     ]
@@ -126,8 +133,8 @@ def test_the_thousand_concept_scale_only_above_a_thousand_concepts(n_concepts):
     ratio, n_total = eq9(n_valid), sum(n_valid)
     na = (None, None, None)
     want = [
-        ("en", "c1", "full", ratio, ratio - 1, float(n_concepts), *na, 1, 1),
         ("en", "c2", "full", None, None, 0.0, *na, 1, 1),
+        ("en", "c1", "full", ratio, ratio - 1, float(n_concepts), *na, 1, 1),
         ("en", "c3", "full", None, None, 0.0, *na, 1, 1),
         ("en", "__total__", "full", ratio, ratio - 1, float(n_concepts), 100 / n_total,
          100 / n_total, 0.0, 1, 1),
@@ -138,9 +145,18 @@ def test_the_thousand_concept_scale_only_above_a_thousand_concepts(n_concepts):
         ratio = float(np.mean([eq9(s) for s in subsets]))
         error = float(np.mean([100 / sum(s) for s in subsets]))
         want += [
-            ("en", "c1", "1000", ratio, ratio - 1, 1000.0, *na, 1, 200),
             ("en", "c2", "1000", None, None, 0.0, *na, 1, 200),
+            ("en", "c1", "1000", ratio, ratio - 1, 1000.0, *na, 1, 200),
             ("en", "c3", "1000", None, None, 0.0, *na, 1, 200),
             ("en", "__total__", "1000", ratio, ratio - 1, 1000.0, error, error, 0.0, 1, 200),
         ]
     assert_rows(got, want)
+
+
+def test_one_short_judgment_is_enough_for_the_short_prompt_errors():
+    """Guards the one-short-prompt-error figures defined as soon as one valid judgment sits in a
+    short prompt (not only from two): one prompt, one capability, one valid judgment: the total
+    moves by alpha / N = 1 under the question rule and alpha / (P n) = 1 under the prompt rule."""
+    r = robustness(np.ones((1, 1, 1)), np.array([True]), np.array([0]), np.ones((1, 1)), ("g",))
+    assert r["short_error_question"].tolist() == [[1.0]]
+    assert r["short_error_prompt"].tolist() == [[1.0]]

@@ -88,8 +88,8 @@ def test_route_requests_by_hand():
     """Guards `qct2i route`'s ranking: requests in order of first appearance, generators by
     predicted quality (points, 4 places) then cost, a generator without a prediction last, the
     language's own profile, Q-Profile-Q the best and Q-Profile-C the cheapest within the live
-    epsilon (the warehouse's, when none is asked for)."""
-    result = route_requests(QUESTIONS, profiles(), "en", eps=None, live_eps=0.1)
+    epsilon (the warehouse's, when none is asked for); English when no language is named."""
+    result = route_requests(QUESTIONS, profiles(), eps=None, live_eps=0.1)  # en by default
     assert (result.language_scope, result.eps) == ("en", 0.1)
     assert rankings(result) == WANT_EN
     assert all(type(r[3]) in (float, type(None)) and type(r[4]) is float for r in WANT_EN)
