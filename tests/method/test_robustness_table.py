@@ -156,7 +156,9 @@ def test_the_thousand_concept_scale_only_above_a_thousand_concepts(n_concepts):
 def test_one_short_judgment_is_enough_for_the_short_prompt_errors():
     """Guards the one-short-prompt-error figures defined as soon as one valid judgment sits in a
     short prompt (not only from two): one prompt, one capability, one valid judgment: the total
-    moves by alpha / N = 1 under the question rule and alpha / (P n) = 1 under the prompt rule."""
+    moves by alpha / N = 1 under the question rule and alpha / (P n) = 1 under the prompt rule.
+    Every figure is a float array (an undefined one NaN, never an object array holding None)."""
     r = robustness(np.ones((1, 1, 1)), np.array([True]), np.array([0]), np.ones((1, 1)), ("g",))
+    assert all(values.dtype == float for values in r.values())
     assert r["short_error_question"].tolist() == [[1.0]]
     assert r["short_error_prompt"].tolist() == [[1.0]]
