@@ -1,7 +1,8 @@
 """`method.routing.Evidence` (METHOD 12) on a hand world of three capabilities: the routing tables'
 tests use one capability, one request per concept and every request with evidence, which left
 the capability order, a request without evidence, a generator without a cost and the last folds
-unchecked (`make mutation`, issue 36). Expected values are worked out by hand in the comments."""
+unchecked (`make mutation`, issue 36); and the small helpers of the paired table. Expected values
+are worked out by hand in the comments."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from method.routing.evidence import (
     out_of_fold_predictions,
     select_epsilon,
 )
+from method.routing.paired import cost_saving, default_references, mean_routed_sums
 
 # Reporting order c2, c1 (group g1), c3 (g2): not the alphabetical order.
 CAPABILITIES = pa.Table.from_pylist(
@@ -195,3 +197,35 @@ def test_language_mean_of_one_language_keeps_the_draws_apart():
     """Guards the mean over the language axis only: with one language and two draws, each draw
     keeps its own figure (a mean over every axis would return one number)."""
     np.testing.assert_array_equal(language_mean(np.array([[0.2], [0.4]])), [0.2, 0.4])
+
+
+def test_mean_routed_sums_divide_by_the_number_of_draws():
+    """Guards the uniform router's draw-averaged sums (ratio of expectations): two draws, all A
+    then all B, per concept (one request each) A i/5 and B 1/5: the means are (i + 1) / 2 over
+    5. A count started at 1 or stepping by 2 would divide by 3 or 4."""
+    num, den = mean_routed_sums(five_fold_world(), [np.zeros(5, int), np.ones(5, int)], np.eye(5))
+    np.testing.assert_array_equal(num.ravel(), [1.0, 1.5, 2.0, 2.5, 3.0])
+    np.testing.assert_array_equal(den.ravel(), [5.0] * 5)
+
+
+def test_cost_saving_unknown_when_either_cost_is():
+    """Guards the cost saving: 1 - cost / reference, None when either cost is unknown (or the
+    reference's is 0)."""
+    assert cost_saving(1.5, 2.0) == 0.25
+    assert cost_saving(None, 2.0) is None
+    assert cost_saving(1.5, None) is None
+    assert cost_saving(1.5, 0.0) is None
+
+
+def test_default_references_are_the_two_best_fixed_generators():
+    """Guards the default references: fixed routers only, by bilingual quality (a generator
+    without one last), the router name breaking ties, two of them: c (0.7), then a over d (both
+    0.5); b has no quality, q_profile_q is no fixed generator."""
+    points = [
+        {"router": "fixed:a", "bilingual_frac": 0.5},
+        {"router": "fixed:b", "bilingual_frac": None},
+        {"router": "fixed:c", "bilingual_frac": 0.7},
+        {"router": "fixed:d", "bilingual_frac": 0.5},
+        {"router": "q_profile_q", "bilingual_frac": 0.9},
+    ]
+    assert default_references(points) == ["c", "a"]
