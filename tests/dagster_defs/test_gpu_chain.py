@@ -86,11 +86,16 @@ class Daemon:
 
     def __init__(self, defs: dg.Definitions, instance: dg.DagsterInstance):
         self.defs, self.instance, self.cursor = defs, instance, None
-        (self.import_sensor,) = [s for s in defs.sensors if s.name == "gpu_chain_import"]
+        sensors = {sensor.name: sensor for sensor in defs.sensors}
+        self.import_sensor = sensors["gpu_chain_import"]
+        self.targeted = sensors["gpu_chain"].asset_selection  # what the daemon evaluates
 
     def automation(self) -> dict[dg.AssetKey, set]:
         result = dg.evaluate_automation_conditions(
-            defs=self.defs, instance=self.instance, cursor=self.cursor
+            defs=self.defs,
+            instance=self.instance,
+            asset_selection=self.targeted,
+            cursor=self.cursor,
         )
         self.cursor = result.cursor
         requested = {key: set(result.get_requested_partitions(key)) for key in FOLLOWERS}
