@@ -39,3 +39,15 @@ def var_int(value) -> int:
 
 def var_float(value) -> float:
     return float(value)
+
+
+def var_bool(value) -> bool:
+    """A true/false var: a bool, or its text as the yml renders it (`"True"`, `"false"`)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no", "", "none"):
+        return False
+    raise ValueError(f"{value!r} is not true or false")

@@ -86,7 +86,6 @@ def cmd_build(args: argparse.Namespace) -> int:
     """`dbt build` on the working copy, incremental where the last build's record allows
     (`ingestion.store.build_inputs`), full with `--full`; publish it only if every model and
     test passed."""
-    from ingestion.bundle.format import DEFAULT_JUDGE_ID
     from ingestion.store.build_inputs import describe, prepare_build
     from ingestion.store.warehouse import (
         PublishRefused,
@@ -107,9 +106,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                 print(refusal, file=sys.stderr)
                 return 2
             build_vars = {"official_judge": official} if official else {}
-            plan, inputs = prepare_build(
-                working, official or DEFAULT_JUDGE_ID, build_vars, getattr(args, "full", False)
-            )
+            plan, inputs = prepare_build(working, build_vars, getattr(args, "full", False))
             print(describe(plan))
             # `incremental_build` changes how, never what, the models build: not a build var
             dbt_vars = build_vars if plan.full else {**build_vars, "incremental_build": True}

@@ -6,7 +6,8 @@ evidence, ...) hold rows that depend on the benchmark (prompts, questions), the 
 generator's evidence only. `qct2i build` keeps, in the file it publishes (`build_state.inputs`),
 a fingerprint of each of those inputs: the code (the dbt project and the method library its
 Python models call, with the DuckDB and dbt versions), the build's dbt vars, the benchmark, and per
-generator its registry row, images, transcriptions and the official judge's judgments. The next
+generator its registry row, images, transcriptions and every judge's judgments (the failure
+examples quote every judge; a judge's change that touches every generator builds in full). The next
 build compares them with the working copy's evidence: the generators whose fingerprint changed
 (added, replaced, removed) are rebuilt in those models and every other model is rebuilt whole; a
 change anywhere else (code, vars, benchmark, or no record at all) makes the build full.
@@ -43,7 +44,7 @@ _CODE_FOLDERS = ("models", "macros", "seeds", "method")
 _CODE_FILES = ("dbt_project.yml",)
 _CODE_SUFFIXES = {".sql", ".py", ".yml", ".yaml", ".csv", ".json"}
 _VERSIONED = ("dbt-core", "dbt-duckdb", "duckdb")
-# A generator's evidence that the per-generator models read; judgments: the official judge's only.
+# A generator's evidence that the per-generator models read.
 _GENERATOR_TABLES = ("generators", "images", "transcriptions", "judgments")
 _GENERATOR_PREFIX = "generator:"
 
@@ -71,7 +72,7 @@ def code_fingerprint(root: Path = PROJECT_ROOT) -> str:
 
 
 def current_inputs(
-    con: duckdb.DuckDBPyConnection, official_judge: str, build_vars: Mapping, code: str
+    con: duckdb.DuckDBPyConnection, build_vars: Mapping, code: str
 ) -> dict[str, str]:
     """{input: fingerprint} of the warehouse open on `con`: `code`, `vars`, `benchmark` and one
     `generator:<model_id>` per generator with evidence."""
@@ -84,11 +85,9 @@ def current_inputs(
     for table in _GENERATOR_TABLES:
         if not _has_table(con, "raw", table):
             continue
-        official = " where t.judge_id = ?" if table == "judgments" else ""
         rows = con.execute(
-            f"select model_id, count(*), bit_xor(hash(t)) from raw.{table} as t{official} "
-            "group by model_id order by model_id",
-            [official_judge] if official else [],
+            f"select model_id, count(*), bit_xor(hash(t)) from raw.{table} as t "
+            "group by model_id order by model_id"
         ).fetchall()
         for model_id, n, digest in rows:
             parts.setdefault(model_id, []).append(f"{table}:{n}:{digest:016x}")
@@ -184,13 +183,13 @@ def record_inputs(con: duckdb.DuckDBPyConnection, inputs: Mapping[str, str] | No
 
 
 def prepare_build(
-    working: Path, official_judge: str, build_vars: Mapping, full: bool = False
+    working: Path, build_vars: Mapping, full: bool = False
 ) -> tuple[BuildPlan, dict[str, str]]:
     """Plan the build of the working copy (call with the writer lock held) and commit what it
     will rebuild to `build_state.pending`; returns the plan and the inputs to record at publish.
     `full`: `qct2i build --full`."""
     with duckdb.connect(str(working)) as con:
-        inputs = current_inputs(con, official_judge, build_vars, code_fingerprint())
+        inputs = current_inputs(con, build_vars, code_fingerprint())
         pending_full, pending_generators = pending(con)
         plan = plan_build(recorded_inputs(con), inputs, pending_full, pending_generators)
         if full and not plan.full:

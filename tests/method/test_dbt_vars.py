@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from method.dbt_vars import var_float, var_int, var_list
+from method.dbt_vars import var_bool, var_float, var_int, var_list
 
 
 @pytest.mark.parametrize(
@@ -26,3 +26,18 @@ def test_a_fractional_whole_number_is_refused_naming_it_and_floats_read_as_float
     with pytest.raises(ValueError, match=r"^'2\.5' is not a whole number$"):
         var_int("2.5")
     assert var_float("3e8") == 300_000_000.0 and var_float(0.5) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(True, True), (False, False), ("True", True), ("false", False), (" TRUE ", True), ("", False)],
+)
+def test_var_bool_reads_the_rendered_text(value, expected):
+    """Guards against `"False"` read as true (a non-empty string): an incremental Python model
+    would then copy a stale table's rows in a full build."""
+    assert var_bool(value) is expected
+
+
+def test_var_bool_refuses_other_text():
+    with pytest.raises(ValueError, match="is not true or false"):
+        var_bool("maybe")

@@ -24,9 +24,9 @@ from tests.worlds.hand import hand_bundle_tables
 JUDGE = "default"
 
 
-def _inputs(warehouse, judge=JUDGE, build_vars=None, code="code-1"):
+def _inputs(warehouse, build_vars=None, code="code-1"):
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        return current_inputs(con, judge, build_vars or {}, code)
+        return current_inputs(con, build_vars or {}, code)
 
 
 def _record(warehouse, inputs):
@@ -34,10 +34,14 @@ def _record(warehouse, inputs):
         record_inputs(con, inputs)
 
 
+def _benchmark_only(tables):
+    """The hand world's prompts and questions, every other table empty."""
+    return {name: rows if name in ("prompts", "questions") else [] for name, rows in tables.items()}
+
+
 def _renamed(tables, model, new_model):
     """The hand world's rows of `model` as those of generator `new_model` (judgments, OCR)."""
-    out = {name: [] for name in tables}
-    out["prompts"], out["questions"] = tables["prompts"], tables["questions"]
+    out = _benchmark_only(tables)
     for name in ("judgments", "transcriptions"):  # the hand world lists no generators
         out[name] = [{**r, "model_id": new_model} for r in tables[name] if r["model_id"] == model]
     return out
@@ -93,11 +97,7 @@ def test_a_replaced_generator_alone_is_rebuilt(world):
 def test_a_replaced_official_judge_builds_in_full(world):
     """`--replace-judge` of the official judge with one answer changed touches every generator
     that judge answered: the build is full (no generator's rows stand)."""
-    tables = {name: [] for name in world["tables"]}
-    tables["prompts"], tables["questions"] = (
-        world["tables"]["prompts"],
-        world["tables"]["questions"],
-    )
+    tables = _benchmark_only(world["tables"])
     tables["judgments"] = [dict(r) for r in world["tables"]["judgments"]]
     for model in world["models"]:  # one answer flipped per generator
         row = next(r for r in tables["judgments"] if r["model_id"] == model)
@@ -107,19 +107,16 @@ def test_a_replaced_official_judge_builds_in_full(world):
     assert _plan(world["warehouse"]).full
 
 
-def test_another_judges_answers_change_no_generator(world):
-    """A second judge's judgments feed the judge marts (rebuilt whole), not the per-generator
-    models: no generator is rebuilt for them."""
-    tables = {name: [] for name in world["tables"]}
-    tables["prompts"], tables["questions"] = (
-        world["tables"]["prompts"],
-        world["tables"]["questions"],
-    )
-    tables["judgments"] = [{**r, "judge_id": "second"} for r in world["tables"]["judgments"]]
+def test_a_second_judge_on_one_generator_rebuilds_that_generator(world):
+    """A second judge's judgments of one generator reach its failure examples (every judge's
+    word): that generator is rebuilt, the other is not."""
+    model, _ = world["models"]
+    tables = _benchmark_only(world["tables"])
+    judged = [r for r in world["tables"]["judgments"] if r["model_id"] == model]
+    tables["judgments"] = [{**r, "judge_id": "second"} for r in judged]
     write_bundle(world["root"] / "second", tables)
     append_bundle(world["root"] / "second", world["warehouse"])
-    assert _plan(world["warehouse"]) == BuildPlan(False, (), "0 of 2 generators changed")
-    assert _plan(world["warehouse"], judge="second").full  # the vars name the official judge
+    assert _plan(world["warehouse"]).generators == (model,)
 
 
 @pytest.mark.parametrize(
@@ -165,9 +162,9 @@ def test_prepare_build_commits_the_pending_generators(world, monkeypatch):
     tables["transcriptions"] = tables["transcriptions"][1:]  # one transcription fewer
     write_bundle(world["root"] / "less", tables)
     append_bundle(world["root"] / "less", world["warehouse"], replace_models=[model])
-    plan, _ = prepare_build(world["warehouse"], JUDGE, {})
+    plan, _ = prepare_build(world["warehouse"], {})
     assert plan.generators == (model,)
     with duckdb.connect(str(world["warehouse"]), read_only=True) as con:
         assert pending(con) == (False, {model})
-    full, _ = prepare_build(world["warehouse"], JUDGE, {}, full=True)
+    full, _ = prepare_build(world["warehouse"], {}, full=True)
     assert full == BuildPlan(True, (), "--full")

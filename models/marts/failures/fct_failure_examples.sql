@@ -5,10 +5,19 @@
 -- concept are one example), the most informative first: more judges failing the question, then
 -- fewer judges passing it, then a hash of the ids (a fixed order that is not the alphabet, which
 -- would show every generator the same first prompts); at most `failure_examples_per_capability`.
+-- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+    full_refresh=incremental_refresh(),
+    pre_hook="{{ delete_changed_generators() }}"
+) }}
 with
 
 validity as (
     select * from {{ ref('int_question_validity') }}
+    where {{ changed_generators() }}
 ),
 
 questions as (
