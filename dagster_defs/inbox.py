@@ -29,6 +29,7 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_defs.assets.dbt import WAREHOUSE_WRITER_POOL
+from dagster_defs.assets.ingestion import BUNDLE_CHECK
 from ingestion.bundle.manifest import file_sha256
 from ingestion.paths import warehouse_path
 
@@ -374,12 +375,14 @@ def _import_reached_working_copy(result) -> bool:
 
 def _first_failure(result) -> str:
     """The refusal: a step's own description (the importer's problems), else its error, then
-    every dbt test (asset check) that failed, by mart."""
+    every dbt test (asset check) that failed, by mart (the bundle's own checks left out: the
+    importer's description already lists their problems)."""
     failed_checks = [
         f"  {check.asset_key.to_user_string()}: {check.check_name}"
         for event in result.all_events
         if event.event_type_value == "ASSET_CHECK_EVALUATION"
         and not (check := event.asset_check_evaluation_data).passed
+        and check.check_name != BUNDLE_CHECK
     ]
     for event in result.all_events:
         if event.is_step_failure:

@@ -3,10 +3,17 @@
 Each asset opens DuckDB, writes and closes inside `ingestion`, so no connection is held while dbt
 runs (DuckDB allows one writer process per file). The import writes the working copy under the
 writer lock (`ingestion.store.warehouse`); readers see it when the dbt assets publish.
+
+The bundle's validation shows as an asset check on every raw table, `bundle_valid`: passed when
+the import took the bundle; when it refused it, failed on each table whose file holds a problem,
+the problems (file:line: reason) in the check's metadata, so the UI shows which table refused an
+import. A problem of no table's file (the manifest, the command line's --replace-model) refuses
+the bundle as a whole and fails every table's check.
 """
 
+from collections.abc import Iterator
 from dataclasses import fields
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import dagster as dg
 import duckdb
@@ -18,12 +25,15 @@ from dagster_defs.assets.generation import GENERATED_IMAGES_KEY, JUDGED_IMAGES_K
 from ingestion.bundle import BundleError, load_bundle
 from ingestion.bundle.append import append_bundle
 from ingestion.bundle.format import TABLES
+from ingestion.bundle.problems import Problem
 from ingestion.paths import warehouse_path
 from ingestion.sources import simulator
 from ingestion.store.warehouse import Warehouse, prepare_working_copy, writer_lock, writer_wait_s
 from reporting.facts import row_counts
 
 RAW_TABLE_KEYS = {name: dg.AssetKey(["raw", name]) for name in TABLES}
+BUNDLE_CHECK = "bundle_valid"  # the bundle's validation, one asset check per raw table
+SHOWN_PROBLEMS = 50  # in a check's metadata, as the importer shows the first 50 per table
 
 
 def default_simulated_bundle_dir() -> Path:
@@ -114,6 +124,29 @@ def raw_table_deps(name: str) -> list:
     return [simulated_bundle, *([GPU_PRODUCERS[name]] if name in GPU_PRODUCERS else [])]
 
 
+def _table_of(problem: Problem) -> str | None:
+    """The raw table whose bundle file (`judgments.jsonl`, `.parquet`) the problem is in."""
+    table = PurePosixPath(problem.file).name.split(".")[0]
+    return table if table in RAW_TABLE_KEYS else None
+
+
+def bundle_check_results(problems: list[Problem]) -> Iterator[dg.AssetCheckResult]:
+    """Each raw table's `bundle_valid`: failed with its file's problems and with those of the
+    bundle as a whole (no problems: passed)."""
+    whole = [str(problem) for problem in problems if _table_of(problem) is None]
+    for name, key in RAW_TABLE_KEYS.items():
+        own = [str(problem) for problem in problems if _table_of(problem) == name]
+        metadata: dict = {"problems": len(own)}
+        if whole:
+            metadata["bundle_problems"] = len(whole)
+        if own or whole:
+            shown = (own + whole)[:SHOWN_PROBLEMS]
+            metadata["refused"] = dg.MetadataValue.md("```\n" + "\n".join(shown) + "\n```")
+        yield dg.AssetCheckResult(
+            asset_key=key, check_name=BUNDLE_CHECK, passed=not (own or whole), metadata=metadata
+        )
+
+
 @dg.multi_asset(
     specs=[
         dg.AssetSpec(
@@ -121,6 +154,15 @@ def raw_table_deps(name: str) -> list:
             deps=raw_table_deps(name),
             group_name="raw",
             description=f"Raw `{name}` table of the imported evidence bundle.",
+        )
+        for name, key in RAW_TABLE_KEYS.items()
+    ],
+    check_specs=[
+        dg.AssetCheckSpec(
+            BUNDLE_CHECK,
+            asset=key,
+            description=f"The bundle's `{name}` file passed the import's validation "
+            "(docs/refusals.md); failed with its problems when the import refused the bundle.",
         )
         for name, key in RAW_TABLE_KEYS.items()
     ],
@@ -140,16 +182,18 @@ def import_bundle(context: dg.AssetExecutionContext, config: BundleImportConfig)
         try:
             added = _import(folder, working, config)
         except BundleError as refused:  # the problems, not a traceback, in the run's failure
+            yield from bundle_check_results(refused.problems)
             raise dg.Failure(description=str(refused)) from None
         with duckdb.connect(str(working), read_only=True) as con:
             totals = row_counts(con, "raw")
     context.log.info(f"imported {folder}: {added}")
+    passed = {result.asset_key: result for result in bundle_check_results([])}
     for name, key in RAW_TABLE_KEYS.items():
         rows = totals.get(name, 0)
         metadata = {"rows": rows, "dagster/row_count": rows, "bundle": str(folder)}
         if config.append:
             metadata["rows_added"] = added.get(name, 0)
-        yield dg.MaterializeResult(asset_key=key, metadata=metadata)
+        yield dg.MaterializeResult(asset_key=key, metadata=metadata, check_results=[passed[key]])
 
 
 def _import(folder: Path, working: Path, config: BundleImportConfig) -> dict[str, int]:
