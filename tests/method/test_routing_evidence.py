@@ -69,17 +69,19 @@ PROMPT = {"q1": 0, "q2": 1, "q3": 2, "q4": 3, "q5": 4}
 CAP = {"c2": 0, "c1": 1, "c3": 2}  # the taxonomy's order
 
 
-@pytest.fixture(scope="module")
-def evidence() -> Evidence:
+def hand_evidence() -> Evidence:
+    """Built inside each test (milliseconds), not in a fixture: mutmut maps a function to the
+    tests whose body calls it, and a module fixture's setup would hide `from_arrow` from them."""
     return Evidence.from_arrow(EVIDENCE, REQUESTS, CAPABILITIES, GENERATORS)
 
 
-def test_evidence_from_arrow_by_hand(evidence):
+def test_evidence_from_arrow_by_hand():
     """Guards the dense arrays: requests sorted, prompts indexed against every request (q4 has
     no evidence row, so indexing against the evidence's own prompts would shift q5 onto q4),
     capabilities in the taxonomy's order (not sorted), each request's own concept and language
     (q2 and q3 share k1), the folds, a generator without a cost figure costing infinity, and
     `active` the capabilities each request's questions carry."""
+    evidence = hand_evidence()
     assert evidence.models == ("A", "B")
     assert evidence.cost.tolist() == [2.0, np.inf]
     assert evidence.prompts == ("q1", "q2", "q3", "q4", "q5")
@@ -98,9 +100,10 @@ def test_evidence_from_arrow_by_hand(evidence):
     np.testing.assert_array_equal(evidence.active, active)
 
 
-def test_fold_sums_cover_every_fold(evidence):
+def test_fold_sums_cover_every_fold():
     """Guards the per-fold sums (index 0 unused): fold 5 (q5, zh: B's c1 1/3) and every other
     fold in its own slot and language; a fold range stopping early would drop folds 4 and 5."""
+    evidence = hand_evidence()
     num, den = evidence.fold_sums()
     want_num, want_den = np.zeros((6, 2, 2, 3)), np.zeros((6, 2, 2, 3))
     fold = {"q1": 1, "q2": 2, "q3": 3, "q4": 4, "q5": 5}
@@ -112,11 +115,12 @@ def test_fold_sums_cover_every_fold(evidence):
     np.testing.assert_array_equal(den, want_den)
 
 
-def test_predict_uses_every_fold_but_the_excluded(evidence):
+def test_predict_uses_every_fold_but_the_excluded():
     """Guards Q-Profile's out-of-fold prediction: with fold 1 excluded the profile is folds 2-5,
     per language: en A c2 1/1, B c2 0/1; zh A c3 2/2, B c1 1/3. Restricted to each request's
     capabilities: q1 (c1, c3, en) none; q2 (c2) A 1, B 0; q3 (c3, zh) A 1; q4 nothing asked;
     q5 (c1, zh) B 1/3 (from fold 5 itself: only fold 1 is excluded)."""
+    evidence = hand_evidence()
     got = evidence.predict([1], np.arange(5))
     nan = np.nan
     want = [[nan, nan], [1.0, 0.0], [1.0, nan], [nan, nan], [nan, 1 / 3]]
@@ -124,10 +128,11 @@ def test_predict_uses_every_fold_but_the_excluded(evidence):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
 
 
-def test_routed_quality_sums_each_capability_on_its_own(evidence):
+def test_routed_quality_sums_each_capability_on_its_own():
     """Guards the routed generator's HCQ per language: the chosen records' sums per capability
     (not over capabilities), then Eq. 4. A on q1, q2, q4 (en): c2 1/1, c1 1/2, c3 3/4 -> g1
     (1 + 0.5) / 2, g2 0.75 -> 0.75; A on q3 and B on q5 (zh): c1 1/3, c3 2/2 -> (1/3 + 1) / 2."""
+    evidence = hand_evidence()
     got = evidence.routed_quality(np.array([0, 0, 0, 0, 1]), np.arange(5))
     assert got.dtype == float
     np.testing.assert_allclose(got, [0.75, 2 / 3], rtol=0, atol=1e-15)
