@@ -234,3 +234,28 @@ def test_default_references_are_the_two_best_fixed_generators():
         {"router": "q_profile_q", "bilingual_frac": 0.9},
     ]
     assert default_references(points) == ["c", "a"]
+
+
+def test_select_epsilon_without_training_evidence_falls_back_to_zero():
+    """Guards the search where no generator has a quality on the training folds (only r1, the
+    outer fold itself, has evidence): no best fixed generator can be told, so the first model
+    stands in with an undefined quality, and epsilon is 0 (Q-Profile-Q)."""
+    capabilities = pa.Table.from_pylist(
+        [{"capability": "c", "group_key": "g", "group_order": 1, "capability_order": 1}]
+    )
+    requests = pa.Table.from_pylist(
+        [{"prompt_id": f"r{f}", "concept_id": f"k{f}", "language": "en", "fold": f} for f in (1, 2)]
+    )
+    evidence = pa.Table.from_pylist(
+        [
+            {"model_id": m, "prompt_id": "r1", "capability": "c", "score_num": 1, "score_den": 2}
+            for m in ("A", "B")
+        ]
+    )
+    generators = pa.Table.from_pylist(
+        [{"model_id": "A", "cost_gpu_s_per_mp": 2.0}, {"model_id": "B", "cost_gpu_s_per_mp": 1.0}]
+    )
+    ev = Evidence.from_arrow(evidence, requests, capabilities, generators)
+    search = select_epsilon(ev, 1)
+    assert search.best_fixed_model == "A" and np.isnan(search.best_fixed_quality)
+    assert search.eps == 0.0
