@@ -19,13 +19,18 @@ import dagster as dg
 import pytest
 
 from dagster_defs.assets.evidence import TRANSCRIBED_IMAGES_KEY
-from dagster_defs.assets.generation import GENERATED_IMAGES_KEY, JUDGED_IMAGES_KEY
+from dagster_defs.assets.generation import (
+    GENERATED_IMAGES_KEY,
+    JUDGED_IMAGES_KEY,
+    generation_assets,
+)
 from dagster_defs.gpu_chain import (
     CHAIN_ENV,
     RUN_KEY_TAG,
     evaluate_chain_imports,
     gpu_chain_sensors,
 )
+from dagster_defs.ml_resources import QuestionJudgeResource
 from ingestion.store.plans import write_every_prompt
 from tests.helpers import copy_warehouse, query
 from tests.ingestion.backends.forced_answers import force_answer, force_judge_answer
@@ -193,3 +198,40 @@ def test_one_setting_starts_both_sensors_stopped(monkeypatch):
     assert {s.default_status for s in gpu_chain_sensors()} == {dg.DefaultSensorStatus.RUNNING}
     monkeypatch.setenv(CHAIN_ENV, "off")
     assert {s.default_status for s in gpu_chain_sensors()} == {dg.DefaultSensorStatus.STOPPED}
+
+
+class _NeverLoadedJudge(QuestionJudgeResource):
+    def load(self):
+        raise AssertionError("the judge was loaded for a bundle that must be refused first")
+
+
+def test_judging_with_no_run_config_follows_the_bundle_its_generation_drew_into(
+    tmp_path, monkeypatch
+):
+    """Guards against a judging that automation started (no run config) judging the default
+    GPU bundle while the partition was drawn into another: the bundle its latest drawing names
+    is the one judged (here refused before the judge loads, by its name)."""
+    monkeypatch.setenv("QCT2I_WAREHOUSE", str(tmp_path / "warehouse" / "w.duckdb"))
+    drawn_into = tmp_path / "elsewhere"
+    drawn_into.mkdir()
+    image = {"prompt_id": "c001-en", "model_id": GENERATOR, "path": "../outside.png"}
+    (drawn_into / "images.jsonl").write_text(json.dumps(image) + "\n")
+    instance = dg.DagsterInstance.ephemeral()
+    for shard in ("0", "1"):  # as generation records a drawn shard
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                GENERATED_IMAGES_KEY,
+                partition=f"{GENERATOR}|{shard}",
+                metadata={"bundle": str(drawn_into)},
+            )
+        )
+    monkeypatch.setenv("QCT2I_GENERATION_SHARDS", "2")
+    judged_images = generation_assets().judged_images
+    with pytest.raises(dg.Failure) as refused:
+        dg.materialize(
+            [judged_images],
+            partition_key=GENERATOR,
+            resources={"question_judge": _NeverLoadedJudge()},
+            instance=instance,
+        )
+    assert refused.value.description.startswith(f"bundle {drawn_into} refused (1 problems):")
