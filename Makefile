@@ -19,7 +19,7 @@ export HF_HUB_OFFLINE := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: bi demo envs test test-bi test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack mutation validate dsg-figures release-figures subset-figures fingerprints docs dev clean
+.PHONY: bi demo envs test test-bi test-deployment test-fast test-vllm lint format bench bench-scale gpu-smoke gpu-bench gpu-bench-pack mutation validate dsg-figures release-figures subset-figures fingerprints docs dev clean
 
 # Installs go through uv, pinned, fetched by each venv's own pip: the same packages pip resolves,
 # bytecode compiled at install as pip does (uv_install; uv_pip leaves it to the first import, for
@@ -175,6 +175,12 @@ bi: $(SUPERSET_STAMP)
 # dashboard in Chromium (its screenshot: docs/bi_dashboard.png), a build while it is open.
 test-bi: $(SUPERSET_STAMP) $(DEV)
 	QCT2I_TEST_BI=1 $(BIN)/pytest -p no:randomly -n 0 -s -m bi tests/bi
+
+# The real daemon (tests/deployment/; never part of `make test` or CI: docs/testing.md): `dagster
+# dev` over a copy of the hand world, drops into its inbox, and the UI's sensor page in Chromium
+# (its screenshot: docs/dagster_inbox_sensor.png).
+test-deployment: $(DEV)
+	QCT2I_TEST_DEPLOYMENT=1 $(BIN)/pytest -p no:randomly -n 0 -s tests/deployment
 
 # BENCH_ARGS: e.g. `--only flux1-dev`, `--budget-s 300`, `--dry-run` (CPU, tiny configs)
 gpu-bench:

@@ -1,0 +1,92 @@
+"""The inbox under the real daemon (issue 33, "Run for real"): `dagster dev` ticks the sensor every
+30 s, queues each drop's run in the writer pool and launches it in a worker process of its own;
+nothing here starts a run. The same cases in process: tests/dagster_defs/test_inbox.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.dagster_defs.test_inbox import _as_generator, _digest, _drop
+from tests.helpers import query
+from tests.reporting.conftest import chromium  # noqa: F401 (the session's headless Chromium)
+from tests.worlds.hand import hand_bundle_tables
+
+pytestmark = [pytest.mark.e2e, pytest.mark.dbt]
+
+# a sensor tick (30 s), the queue, a worker process loading the definitions, the import and a
+# dbt build of the hand world: about two minutes on a shared 2-core machine
+RUN_SECONDS = 8 * 60
+SCREENSHOT = "docs/dagster_inbox_sensor.png"
+
+
+def dismiss_first_visit_dialog(page) -> None:
+    """The UI's newsletter dialog, shown once a browser profile, covers the page: skip it."""
+    skip = page.get_by_role("button", name="Skip")
+    try:
+        skip.first.wait_for(timeout=10_000)
+    except PlaywrightTimeout:  # not shown this time
+        return
+    skip.first.click()
+    skip.first.wait_for(state="detached", timeout=10_000)
+
+
+def test_the_daemon_refuses_a_broken_drop_publishes_a_good_one_and_takes_content_once(
+    deployment,
+    chromium,  # noqa: F811
+):
+    """Guards against a sensor that never runs by itself (off by default, not registered, failing
+    its tick in the daemon's code server), a run that fails only out of process (a worker process
+    without the inbox's or the warehouse's setting, the writer pool never released), a refusal
+    that touches the published warehouse, a good drop not appended, and the same content imported
+    twice. Then the UI's sensor page shows the sensor running and its ticks (the screenshot)."""
+    warehouse, inbox = deployment.warehouse, deployment.inbox
+    hand = hand_bundle_tables()
+    published = _digest(warehouse)
+
+    broken = _as_generator(hand, "m1", "m4")
+    broken["judgments"][0]["question_id"] = "q99"  # a question the bundle does not hold
+    _drop(inbox / "broken", broken)
+    refusal = inbox / "rejected" / "broken" / "REFUSED.txt"
+    deployment.wait_for("broken drop refused", refusal.exists, RUN_SECONDS)
+    assert "q99" in refusal.read_text()
+    assert _digest(warehouse) == published
+    assert not warehouse.with_name(f"{warehouse.stem}.working.duckdb").exists()
+
+    _drop(inbox / "m3", _as_generator(hand, "m2", "m3"))  # m2's evidence under a new id
+    taken = inbox / "done" / "m3" / "TAKEN.json"
+    deployment.wait_for("good drop published", taken.exists, RUN_SECONDS)
+    record = json.loads(taken.read_text())
+    assert record["imported"]
+    # the hand world: 18 judgments a generator (7 + 2 questions in two languages)
+    counts = query(warehouse, "select model_id, count(*) from raw.judgments group by 1 order by 1")
+    assert counts == [("m1", 18), ("m2", 18), ("m3", 18)]
+    scores = query(
+        warehouse,
+        "select language_scope, model_id, hcq_total from marts.fct_hcq_leaderboard "
+        "where model_id in ('m2', 'm3') order by 1, 2",
+    )
+    assert scores and all(a[2] == b[2] for a, b in zip(scores[::2], scores[1::2], strict=True))
+
+    after = _digest(warehouse)
+    _drop(inbox / "again", _as_generator(hand, "m2", "m3"))  # the same content, another name
+    again = inbox / "done" / "again" / "TAKEN.json"
+    deployment.wait_for("the same content filed, not imported", again.exists, RUN_SECONDS)
+    duplicate = json.loads(again.read_text())
+    assert duplicate["duplicate_of_run"] == record["run_id"] and not duplicate["imported"]
+    assert _digest(warehouse) == after
+
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{deployment.url}/automation")
+    sensor_page = page.locator('a[href$="/sensors/inbox"]').first.get_attribute("href")
+    page.goto(deployment.url + sensor_page)
+    page.get_by_text("Latest tick").first.wait_for(timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    dismiss_first_visit_dialog(page)
+    body = page.inner_text("body")
+    assert "Running" in body and "inbox_intake" in body  # started by itself; its job
+    assert "1 run requested" in body  # the ticks that started the two drops' runs
+    page.screenshot(path=SCREENSHOT, full_page=True)
+    page.close()
