@@ -17,7 +17,13 @@ from method.routing.evidence import (
     out_of_fold_predictions,
     select_epsilon,
 )
-from method.routing.paired import cost_saving, default_references, mean_routed_sums
+from method.routing.paired import (
+    choices_by_group,
+    cost_saving,
+    default_references,
+    mean_routed_sums,
+    multinomial_concept_weights,
+)
 
 # Reporting order c2, c1 (group g1), c3 (g2): not the alphabetical order.
 CAPABILITIES = pa.Table.from_pylist(
@@ -259,3 +265,25 @@ def test_select_epsilon_without_training_evidence_falls_back_to_zero():
     search = select_epsilon(ev, 1)
     assert search.best_fixed_model == "A" and np.isnan(search.best_fixed_quality)
     assert search.eps == 0.0
+
+
+def test_multinomial_concept_weights_are_numpys_multinomial_draws():
+    """Guards the router's concept bootstrap weights: `draws` rows of a Multinomial(C, 1/C)
+    vector from the seed's stream (numpy's own call, made here by hand), as float64: the seed
+    dropped, the draws' count dropped or the probabilities C/C instead of 1/C would differ."""
+    got = multinomial_concept_weights(3, 4, seed=7)
+    want = np.random.default_rng(7).multinomial(3, [1 / 3] * 3, size=4)
+    assert got.dtype == np.float64 and got.shape == (4, 3)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_choices_by_group_index_models_against_every_judged_model():
+    """Guards the decisions' model indices taken against all the evidence's models: a router
+    that only ever chose B must map to B's index (1), not to the first of its own models."""
+    ev = five_fold_world()
+    table = pa.Table.from_pylist(
+        [{"router": "r", "prompt_id": f"r{f}", "model_id": "B"} for f in (3, 1, 2, 5, 4)]
+    )
+    choices = choices_by_group(ev, table, "router")
+    assert list(choices) == ["r"]
+    assert choices["r"].tolist() == [1, 1, 1, 1, 1]
