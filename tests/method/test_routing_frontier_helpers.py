@@ -116,3 +116,12 @@ def test_live_epsilon_is_zero_when_no_grid_point_clears_the_best_fixed():
     )
     rows = frontier_table(points).to_pylist()
     assert [r["is_live_eps"] for r in rows] == [True, False, False]
+
+
+def test_frontier_table_keeps_its_column_types_when_a_column_is_all_null():
+    """Guards agg_router_frontier's declared schema (the mart's contract): with no grid point
+    every `eps` is null and with no Chinese figure every `zh`; they stay float64 columns."""
+    table = frontier_table(pa.Table.from_pylist([frontier_point("fixed:A", 1.0, 0.5, None, 0.5)]))
+    assert table.schema.field("eps").type == pa.float64()
+    assert table.schema.field("zh").type == pa.float64()
+    assert table.to_pylist()[0]["frontier_quality"] == 50.0
