@@ -94,3 +94,36 @@ def test_own_prompt_never_enters_its_marginal():
     assert after["p0", "edge"] == pytest.approx(before["p0", "edge"] - 1)
     # p1's marginals do include p0: pi1 = (0 + 2) / 3 instead of 3 / 3
     assert after["p1", "edge"] == pytest.approx(0 - (2 / 3) * (2 / 3))
+
+
+def test_prompt_effects_name_each_effects_kind_model_and_language():
+    """Guards int_coupling_prompt_effects' label columns (issue 36, `make mutation`): every row
+    is the model's, in its prompt's language; the three contexts are of kind `context`, the two
+    contrasts with disc of kind `contrast`."""
+    rows = coupling_prompt_effects(*hand_tables()).to_pylist()
+    kinds = {r["effect"]: r["effect_kind"] for r in rows}
+    assert kinds == {
+        "edge": "context",
+        "disc": "context",
+        "nonanc": "context",
+        "edge_vs_disc": "contrast",
+        "nonanc_vs_disc": "contrast",
+    }
+    assert {(r["model_id"], r["language"]) for r in rows} == {("m", "en")}
+
+
+def test_prompt_effects_of_a_world_without_pairs_is_an_empty_typed_table():
+    """Guards the no-pairs path (a bundle without any question pair): no row, and the mart's
+    columns with their types, rather than an error."""
+    pairs, records = hand_tables()
+    got = coupling_prompt_effects(pairs.slice(0, 0), records.slice(0, 0))
+    assert got.num_rows == 0
+    assert [(f.name, f.type) for f in got.schema] == [
+        ("model_id", pa.string()),
+        ("language", pa.string()),
+        ("prompt_id", pa.string()),
+        ("effect_kind", pa.string()),
+        ("effect", pa.string()),
+        ("effect_value", pa.float64()),
+        ("n_strata", pa.int64()),
+    ]
