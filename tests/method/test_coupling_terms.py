@@ -127,3 +127,11 @@ def test_prompt_effects_of_a_world_without_pairs_is_an_empty_typed_table():
         ("effect_value", pa.float64()),
         ("n_strata", pa.int64()),
     ]
+
+
+def test_one_prompt_has_no_marginal_and_no_effect():
+    """Guards the sizes of a world with a single prompt, context and stratum (one cell, one
+    group): no other prompt gives a marginal, so there is no row (sizes counted one short
+    would be negative and refused by numpy)."""
+    got = coupling_prompt_effects(*hand_tables(PAIRS[:1]))
+    assert got.num_rows == 0
