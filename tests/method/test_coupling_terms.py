@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from method.structure import coupling_prompt_effects
+from method.structure import coupling_bootstrap, coupling_intervals, coupling_prompt_effects
 
 NAN = None
 S0, S1 = "a|b|root|descendant|0|1", "c|d|root|descendant|0|1"
@@ -135,3 +135,32 @@ def test_one_prompt_has_no_marginal_and_no_effect():
     would be negative and refused by numpy)."""
     got = coupling_prompt_effects(*hand_tables(PAIRS[:1]))
     assert got.num_rows == 0
+
+
+def test_coupling_intervals_carry_the_bootstrap_rows_into_the_marts_columns():
+    """Guards int_coupling_intervals, the Arrow glue over `coupling_bootstrap` (tested on its
+    own in test_coupling.py): one row per bootstrap row, in its order, each field in its column
+    (units as `n_prompts`, the method as `bootstrap_method`), the draws asked for as `n_draws`,
+    and the kind by the effect's name: the three contexts `context`, the two contrasts
+    `contrast`."""
+    pairs, records = hand_tables()
+    want = coupling_bootstrap(pairs, records, draws=5, seed=1, method="exact")
+    got = coupling_intervals(pairs, records, draws=5, seed=1, method="exact").to_pylist()
+    kind = {"edge": "context", "disc": "context", "nonanc": "context"}
+    kind |= {"edge_vs_disc": "contrast", "nonanc_vs_disc": "contrast"}
+    assert len(want) > 0
+    assert got == [
+        {
+            "language": r["language"],
+            "model_id": r["model_id"],
+            "effect_kind": kind[r["effect"]],
+            "effect": r["effect"],
+            "estimate": r["estimate"],
+            "ci_lo": r["ci_lo"],
+            "ci_hi": r["ci_hi"],
+            "n_prompts": r["n_units"],
+            "n_draws": 5,
+            "bootstrap_method": "exact",
+        }
+        for r in want
+    ]
