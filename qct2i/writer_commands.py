@@ -107,7 +107,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                 return 2
             build_vars = {"official_judge": official} if official else {}
             plan, inputs = prepare_build(working, build_vars, getattr(args, "full", False))
-            print(describe(plan))
+            print(describe(plan), flush=True)  # before dbt's output, which goes straight out
             # `incremental_build` changes how, never what, the models build: not a build var
             dbt_vars = build_vars if plan.full else {**build_vars, "incremental_build": True}
             extra = ["--vars", json.dumps(dbt_vars)] if dbt_vars else []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import signal
 
 import pytest
 
@@ -132,17 +133,54 @@ def test_a_parquet_bundle_builds_the_same_marts(bundles, one_import):
     assert mart_fingerprints(warehouse) == one_import[1]
 
 
+def _one_generators_judgments(bundle, model, flipped_prompts=0):
+    """`model`'s judgments from a JSONL bundle, with the prompts and questions they answer; the
+    answers of its first `flipped_prompts` prompts flipped (a wrong version of its evidence)."""
+    tables = _read_jsonl_bundle(bundle)
+    judgments = [dict(row) for row in tables["judgments"] if row["model_id"] == model]
+    flipped = sorted({row["prompt_id"] for row in judgments})[:flipped_prompts]
+    for row in judgments:
+        if row["prompt_id"] in flipped and row["answer"] in ("yes", "no"):
+            row["answer"] = "no" if row["answer"] == "yes" else "yes"
+            if row.get("p_yes") is not None:
+                row["p_yes"] = round(1 - row["p_yes"], 4)
+    return {"prompts": tables["prompts"], "questions": tables["questions"], "judgments": judgments}
+
+
 def test_appending_a_14th_generator_equals_one_import(bundles, one_import):
+    """The incremental route (issue 33) against one import built in full: 13 generators built;
+    one of them replaced by a wrong version (`--replace-model`) and its incremental build killed
+    (kill -9) after dbt, before the publish; that generator replaced by its true evidence again
+    (back to what the last publish recorded), the 14th appended, and built. The last build is
+    incremental (the killed build's generator, still pending, and the newcomer) and its marts
+    must be the full build's, byte for byte. Guards against rows of a generator that an
+    incremental build does not rebuild, rebuilt ones kept twice or lost, and a killed build's
+    rows taken for built because the evidence went back to the recorded one."""
     warehouse = bundles / "halves" / "qct2i.duckdb"
     _run(["import", str(bundles / "first13")], warehouse)
     _run(["build"], warehouse)
     thirteen = mart_fingerprints(warehouse)
+
+    replaced = "ernie-image"
+    write_bundle(bundles / "wrong", _one_generators_judgments(bundles / "first13", replaced, 5))
+    write_bundle(bundles / "right", _one_generators_judgments(bundles / "first13", replaced))
+    _run(["import", "--append", "--replace-model", replaced, str(bundles / "wrong")], warehouse)
+    killed = run_cli(["build"], warehouse, QCT2I_CRASH_AT="publish:before-stamp")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    assert (
+        f"incremental build (1 of 13 generators changed): per-generator models rebuild {replaced}"
+        in killed.stdout
+    )
+    assert mart_fingerprints(warehouse) == thirteen  # nothing published
+    _run(["import", "--append", "--replace-model", replaced, str(bundles / "right")], warehouse)
+
     appended = _run(["import", "--append", str(bundles / "newcomer")], warehouse)
     assert "appended " in appended.stdout
     again = _run(["import", "--append", str(bundles / "newcomer")], warehouse)
     assert "nothing new" in again.stdout
-    _run(["build"], warehouse)
+    built = _run(["build"], warehouse)
 
     fingerprints = mart_fingerprints(warehouse)
     assert fingerprints == one_import[1]
     assert fingerprints != thirteen  # the 14th generator did reach the marts
+    assert f"per-generator models rebuild {replaced}, {NEWCOMER}" in built.stdout  # incremental

@@ -29,7 +29,9 @@ per_prompt as (
         exactness.language,
         exactness.tag_set,
         exactness.prompt_id,
-        avg(exactness.descendant_completion) as completion_mean,
+        -- ordered: a float mean that does not depend on the order fct_component_exactness stores
+        -- its rows in (an incremental build stores a rebuilt generator's rows last)
+        avg(exactness.descendant_completion order by exactness.component_id) as completion_mean,
         count(exactness.descendant_completion) as n_components
     from exactness
     inner join top_tag_sets
@@ -45,14 +47,14 @@ cells as (
         model_id,
         language,
         tag_set,
-        100 * avg(completion_mean) as descendant_completion,
+        100 * avg(completion_mean order by prompt_id) as descendant_completion,
         sum(n_components) as n_components,
         count(*) as n_prompts
     from per_prompt
     group by model_id, language, tag_set
 ),
 
-final as (
+shown as (
     select
         cells.model_id,
         cells.language,
@@ -61,10 +63,6 @@ final as (
         top_tag_sets.frequency,
         top_tag_sets.frequency_rank,
         cells.descendant_completion,
-        cells.descendant_completion
-        - avg(cells.descendant_completion) over (
-            partition by cells.model_id, cells.language, top_tag_sets.n_tags
-        ) as deviation,
         cells.n_components,
         cells.n_prompts
     from cells
@@ -72,6 +70,37 @@ final as (
         on
             cells.language = top_tag_sets.language
             and cells.tag_set = top_tag_sets.tag_set
+),
+
+-- the model's mean over the shown tag sets of a cardinality, added in tag-set order
+cardinality_means as (
+    select
+        model_id,
+        language,
+        n_tags,
+        avg(descendant_completion order by tag_set) as mean_completion
+    from shown
+    group by model_id, language, n_tags
+),
+
+final as (
+    select
+        shown.model_id,
+        shown.language,
+        shown.n_tags,
+        shown.tag_set,
+        shown.frequency,
+        shown.frequency_rank,
+        shown.descendant_completion,
+        shown.descendant_completion - cardinality_means.mean_completion as deviation,
+        shown.n_components,
+        shown.n_prompts
+    from shown
+    inner join cardinality_means
+        on
+            shown.model_id = cardinality_means.model_id
+            and shown.language = cardinality_means.language
+            and shown.n_tags = cardinality_means.n_tags
 )
 
 select * from final
