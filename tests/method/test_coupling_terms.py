@@ -164,3 +164,36 @@ def test_coupling_intervals_carry_the_bootstrap_rows_into_the_marts_columns():
         }
         for r in want
     ]
+
+
+def refused(pairs, records) -> str:
+    with pytest.raises(ValueError) as error:
+        coupling_prompt_effects(pa.Table.from_pylist(pairs), pa.Table.from_pylist(records))
+    return str(error.value)
+
+
+def test_pairs_naming_questions_without_records_are_refused():
+    """Guards the refusals of pairs the records do not back, naming the endpoint column: a
+    question id no record has, and a known id under another prompt (p1's q1 exists only in
+    p0; its key sorts after every record's, the edge of the lookup); an unknown context."""
+    records = [
+        {"model_id": "m", "prompt_id": p, "question_id": q, "outcome": 1}
+        for p, q in (("p0", "q0"), ("p0", "q1"), ("p1", "q0"))
+    ]
+
+    def pair(prompt, q1, q2, context="edge"):
+        return {
+            "prompt_id": prompt,
+            "language": "en",
+            "context": context,
+            "question_id_1": q1,
+            "question_id_2": q2,
+            "stratum_key": S0,
+        }
+
+    message = "pairs name questions without records ({})"
+    assert refused([pair("p0", "q0", "q9")], records) == message.format("question_id_2")
+    assert refused([pair("p1", "q1", "q0")], records) == message.format("question_id_1")
+    assert refused([pair("p0", "q0", "q1", "bogus")], records) == (
+        "unknown pair contexts: values outside ('edge', 'nonanc', 'disc')...: ['bogus']"
+    )

@@ -81,7 +81,7 @@ def hand_evidence() -> Evidence:
     return Evidence.from_arrow(EVIDENCE, REQUESTS, CAPABILITIES, GENERATORS)
 
 
-def test_evidence_from_arrow_by_hand():
+def test_evidence_arrays_from_arrow_by_hand():
     """Guards the dense arrays: requests sorted, prompts indexed against every request (q4 has
     no evidence row, so indexing against the evidence's own prompts would shift q5 onto q4),
     capabilities in the taxonomy's order (not sorted), each request's own concept and language

@@ -76,3 +76,20 @@ def test_prompt_bootstrap_takes_one_draw_and_refuses_none():
     with pytest.raises(ValueError) as refused:
         bootstrap(draws=0)
     assert str(refused.value) == "draws must be >= 1, got 0"
+
+
+def test_prompt_bootstrap_without_splits_or_cells_pools_everything():
+    """Guards the empty key lists: no split and no cell give one row over every row, (1 + 3) /
+    (2 + 4), from the two units with evidence."""
+    (row,) = prompt_bootstrap(
+        TABLE,
+        split_by=[],
+        cell_by=[],
+        unit="prompt_id",
+        numerator="yes",
+        denominator="n",
+        draws=5,
+        seed=11,
+    )
+    assert row["estimate"] == pytest.approx(4 / 6)
+    assert row["n_units"] == 2
