@@ -197,3 +197,21 @@ def test_pairs_naming_questions_without_records_are_refused():
     assert refused([pair("p0", "q0", "q1", "bogus")], records) == (
         "unknown pair contexts: values outside ('edge', 'nonanc', 'disc')...: ['bogus']"
     )
+
+
+def test_coupling_bootstrap_defaults_to_auto_and_refuses_bad_arguments():
+    """Guards the bootstrap's defaults and refusals: without a method, `auto` picks the exact
+    bootstrap for a world this small (in coupling_intervals too); one draw is enough; no draw,
+    or an unknown method, is refused with the value in the message."""
+    pairs, records = hand_tables()
+    assert {r["method"] for r in coupling_bootstrap(pairs, records, draws=1, seed=1)} == {"exact"}
+    got = coupling_intervals(pairs, records, draws=2, seed=1)
+    assert set(got.column("bootstrap_method").to_pylist()) == {"exact"}
+    with pytest.raises(ValueError) as refused:
+        coupling_bootstrap(pairs, records, draws=0, seed=1)
+    assert str(refused.value) == "draws must be >= 1, got 0"
+    with pytest.raises(ValueError) as refused:
+        coupling_bootstrap(pairs, records, draws=2, seed=1, method="bogus")
+    assert str(refused.value) == (
+        "method must be one of ('auto', 'exact', 'linearised'), got 'bogus'"
+    )
