@@ -48,16 +48,18 @@ def tables(models=("r1", "r2", "p")):
     return stats, coverage
 
 
-def test_subset_estimates_of_a_random_plan_by_hand():
+@pytest.mark.parametrize("strategy", ["random", "stratified", "irt"])
+def test_subset_estimates_of_each_plan_by_hand(strategy):
     """Guards fct_subset_estimates' rows for the one partially evaluated generator p, per scope:
     the prompts it was evaluated on in the scope (en 4, zh 3, bilingual 7), its estimate (the
-    plain HCQ of its prompts: 60, 40 and their mean 50 points; every drawn concept scores the
-    same, so the interval is that point), its rank among the fully evaluated r1 (90) and r2 (10)
-    at the estimate and both interval ends (2), and the plan and estimator named. The fully
+    plain HCQ of its prompts: 60, 40 and their mean 50 points: every drawn concept scores the
+    same, so the design-only ratio is that score whatever inclusion probabilities each plan
+    gives, and the interval is that point), its rank among the fully evaluated r1 (90) and r2
+    (10) at the estimate and both interval ends (2), and the plan and estimator named. The fully
     evaluated generators get no row."""
     stats, coverage = tables()
     got = subset_estimates(
-        stats, coverage, CAPABILITIES, SCORE_SOURCES, strategy="random", estimator="ht"
+        stats, coverage, CAPABILITIES, SCORE_SOURCES, strategy=strategy, estimator="ht"
     ).to_pylist()
     want = [("en", 4, 60.0), ("zh", 3, 40.0), ("bilingual", 7, 50.0)]
     assert len(got) == len(want)
@@ -72,9 +74,18 @@ def test_subset_estimates_of_a_random_plan_by_hand():
             "rank": 2,
             "rank_lo": 2,
             "rank_hi": 2,
-            "strategy": "random",
+            "strategy": strategy,
             "estimator": "ht",
         }
+
+
+def test_subset_estimates_default_to_the_irt_plan_and_the_model_assisted_estimator():
+    """Guards the defaults `qct2i plan` and the mart use: the `irt` plan read by `greg`, for the
+    same prompts per scope, its estimate inside its interval."""
+    got = subset_estimates(*tables(), CAPABILITIES, SCORE_SOURCES).to_pylist()
+    assert [(r["strategy"], r["estimator"]) for r in got] == [("irt", "greg")] * 3
+    assert [r["n_prompts"] for r in got] == [4, 3, 7]
+    assert all(r["ci_lo"] <= r["hcq_total"] <= r["ci_hi"] for r in got)
 
 
 def test_subset_estimates_need_a_partial_generator_and_two_references():
