@@ -26,7 +26,14 @@ BENCH_DIR = PROJECT_ROOT / "bench"
 
 # Further measurements over the built paper-scale warehouse: modules `bench/<name>.py` with
 # `measure(warehouse: Path, bundle: Path, work: Path) -> dict` whose keys join results.json.
-STAGES: tuple[str, ...] = ("structure", "reliability", "routing", "gpu_cpu", "subsets")
+STAGES: tuple[str, ...] = (
+    "structure",
+    "reliability",
+    "routing",
+    "gpu_cpu",
+    "subsets",
+    "incremental",  # issue 33: a 14th generator appended, incremental against full build
+)
 
 
 def timed(fn, *args, **kwargs):

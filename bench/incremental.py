@@ -1,0 +1,144 @@
+"""Bench stage: the append case of issue 33, an incremental build against a full one.
+
+On a copy of the built paper-scale warehouse (13 generators, every model built whole by the
+bench's `dbt build`), recorded as built from its evidence by this code (what `qct2i build` would
+have recorded, without paying a third build), a 14th generator is appended (`qct2i import
+--append`: a copy of one generator's evidence under a new model id, `newcomer`, so it costs what
+a real one would), and `qct2i build` runs incremental (`incremental_build_s`); then `qct2i build
+--full` rebuilds the same evidence (`full_build_s`), in the same run. `incremental_vs_full` is
+their ratio (issue 33: at most 0.35); `incremental_marts_equal` whether the two builds' mart
+fingerprints (`reporting.fingerprints`) agree. Both times are the whole command: planning, dbt,
+publishing.
+
+`incremental_share`: the share of the full build's model and test seconds (dbt's
+run_results.json) spent in the nodes an incremental build narrows: the models materialised
+`incremental` (per generator, per prompt), the Python models with the `incremental_build` config,
+and their tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import duckdb
+
+from ingestion.paths import PROJECT_ROOT
+from ingestion.store.build_inputs import code_fingerprint, current_inputs, record_inputs
+from reporting.fingerprints import mart_fingerprints
+
+NEWCOMER = "newcomer"
+COPIED = "qwen-image"  # the generator whose evidence the newcomer repeats
+_WITH_MODEL = ("generators", "images", "judgments", "transcriptions", "ratings")
+
+
+def newcomer_bundle(bundle: Path, folder: Path, copied: str = COPIED) -> Path:
+    """The bundle's rows of generator `copied` under the model id `newcomer` (image ids too),
+    with the prompts and questions they answer (stored already: the append adds none)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("prompts", "questions"):
+        shutil.copyfile(bundle / f"{name}.jsonl", folder / f"{name}.jsonl")
+    for name in _WITH_MODEL:
+        source = bundle / f"{name}.jsonl"
+        if not source.exists():
+            continue
+        with source.open(encoding="utf-8") as rows, (folder / source.name).open("w") as out:
+            for line in rows:
+                if copied not in line:  # most lines: no JSON parse
+                    continue
+                row = json.loads(line)
+                if row.get("model_id") != copied:
+                    continue
+                row["model_id"] = NEWCOMER
+                if "image_id" in row:
+                    row["image_id"] = f"{row['image_id']}--{NEWCOMER}"
+                if name == "generators":
+                    row["display_name"] = "Newcomer"
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return folder
+
+
+def _record_as_built(published: Path) -> None:
+    """Record the warehouse's inputs as `qct2i build` does at a publish: its models were all
+    built, in full, by this code from this evidence with no vars."""
+    with duckdb.connect(str(published)) as con:
+        record_inputs(con, current_inputs(con, {}, code_fingerprint()))
+
+
+def _build(full: bool = False) -> float:
+    from qct2i.writer_commands import cmd_build
+
+    start = time.perf_counter()
+    args = argparse.Namespace(official_judge=None, wait=0.0, full=full, dbt_log=False)
+    if cmd_build(args) != 0:
+        raise RuntimeError("qct2i build failed")
+    return time.perf_counter() - start
+
+
+def _append(folder: Path) -> None:
+    from qct2i.writer_commands import cmd_import
+
+    args = argparse.Namespace(
+        folder=str(folder), append=True, replace_model=[], replace_judge=[], image_root=[], wait=0.0
+    )
+    if cmd_import(args) != 0:
+        raise RuntimeError("qct2i import --append failed")
+
+
+def incremental_share(target: Path) -> float:
+    """Share of a full build's node seconds in the nodes an incremental build narrows."""
+    manifest = json.loads((target / "manifest.json").read_text())
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    narrowed = {
+        uid
+        for uid, node in manifest["nodes"].items()
+        if node["resource_type"] == "model"
+        and (
+            node["config"].get("materialized") == "incremental"
+            or "incremental_build" in node["config"]
+        )
+    }
+    tested = {
+        uid
+        for uid, node in manifest["nodes"].items()
+        if node["resource_type"] == "test"
+        and set(node.get("depends_on", {}).get("nodes", [])) & narrowed
+    }
+    seconds = {r["unique_id"]: r["execution_time"] for r in results}
+    total = sum(seconds.values())
+    return sum(s for uid, s in seconds.items() if uid in narrowed | tested) / total
+
+
+def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
+    root = work / "incremental"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    published = root / "qct2i.duckdb"
+    shutil.copyfile(warehouse, published)
+    newcomer = newcomer_bundle(bundle, root / "newcomer")
+    previous = os.environ.get("QCT2I_WAREHOUSE")
+    os.environ["QCT2I_WAREHOUSE"] = str(published)
+    try:
+        _record_as_built(published)
+        _append(newcomer)
+        incremental_s = _build()
+        incremental = mart_fingerprints(published)
+        full_s = _build(full=True)
+        share = incremental_share(PROJECT_ROOT / "target")
+        full = mart_fingerprints(published)
+    finally:
+        if previous is None:
+            os.environ.pop("QCT2I_WAREHOUSE", None)
+        else:
+            os.environ["QCT2I_WAREHOUSE"] = previous
+    return {
+        "incremental_build_s": round(incremental_s, 2),
+        "full_build_s": round(full_s, 2),
+        "incremental_vs_full": round(incremental_s / full_s, 3),
+        "incremental_marts_equal": incremental == full,
+        "incremental_share": round(share, 3),
+    }
