@@ -23,6 +23,7 @@ from method.routing.paired import (
     default_references,
     mean_routed_sums,
     multinomial_concept_weights,
+    paired_differences,
 )
 
 # Reporting order c2, c1 (group g1), c3 (g2): not the alphabetical order.
@@ -287,3 +288,64 @@ def test_choices_by_group_index_models_against_every_judged_model():
     choices = choices_by_group(ev, table, "router")
     assert list(choices) == ["r"]
     assert choices["r"].tolist() == [1, 1, 1, 1, 1]
+
+
+def fixed_decisions(models=("A", "B")) -> pa.Table:
+    """int_router_decisions of the fixed routers of five_fold_world: every request to one model."""
+    return pa.Table.from_pylist(
+        [
+            {"router": f"fixed:{m}", "prompt_id": f"r{f}", "model_id": m}
+            for m in models
+            for f in range(1, 6)
+        ]
+    )
+
+
+NO_DRAWS = pa.table(
+    {"draw": pa.array([], pa.int64()), "prompt_id": pa.array([], pa.string()),
+     "model_id": pa.array([], pa.string())}
+)  # fmt: skip
+
+
+def test_paired_differences_over_five_concepts_by_hand():
+    """Guards fct_router_paired on five concepts: B - A is 100 (5/25 - 15/25) = -40 points; each
+    of `draws` draws (the seed's multinomial weights, as numpy draws them) scores A as
+    sum(w_c c) / sum(w_c 5) and B as 0.2, and the interval is the 2.5 and 97.5 percentiles of
+    those differences; a router against itself is 0 throughout. Non-inferior: the lower end above
+    minus the margin. The cost saving 1 - 1/2 for B against A."""
+    ev = five_fold_world()
+    points = [
+        {"router": "fixed:A", "gpu_s_per_mp": 2.0},
+        {"router": "fixed:B", "gpu_s_per_mp": 1.0},
+    ]
+    got = paired_differences(ev, fixed_decisions(), NO_DRAWS, points, ["A"], 40, 3, 1.0)
+    weights = np.random.default_rng(3).multinomial(5, [0.2] * 5, size=40)
+    a = weights @ np.arange(1, 6) / (weights.sum(axis=1) * 5)
+    lo, hi = np.nanquantile(100 * (0.2 - a), [0.025, 0.975])
+    rows = got.to_pylist()
+    assert [(r["router"], r["reference_model_id"]) for r in rows] == [
+        ("fixed:A", "A"),
+        ("fixed:B", "A"),
+    ]
+    assert rows[0]["diff"] == 0.0 and rows[0]["ci_lo"] == 0.0 and rows[0]["ci_hi"] == 0.0
+    assert rows[1]["diff"] == pytest.approx(-40.0)
+    assert (rows[1]["ci_lo"], rows[1]["ci_hi"]) == (pytest.approx(lo), pytest.approx(hi))
+    assert lo < hi
+    assert [r["non_inferior"] for r in rows] == [True, False]
+    assert [r["cost_saving_frac"] for r in rows] == [0.0, 0.5]
+    assert [(r["n_draws"], r["margin_points"]) for r in rows] == [(40, 1.0), (40, 1.0)]
+
+
+def test_paired_differences_refuse_a_reference_never_judged():
+    """Guards the refusal of a reference generator with no fixed router, naming it."""
+    with pytest.raises(ValueError) as refused:
+        paired_differences(five_fold_world(), fixed_decisions(), NO_DRAWS, [], ["Z"], 5, 1, 1.0)
+    assert str(refused.value) == "reference model 'Z' has no fixed router (not judged)"
+
+
+def test_paired_differences_without_a_cost_keep_their_types():
+    """Guards fct_router_paired's declared schema where a column is null in every row (no cost
+    figure: no cost saving)."""
+    got = paired_differences(five_fold_world(), fixed_decisions(), NO_DRAWS, [], ["A"], 5, 1, 1.0)
+    assert got.schema.field("cost_saving_frac").type == pa.float64()
+    assert got.column("cost_saving_frac").to_pylist() == [None, None]
