@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 from method.bootstrap import rng_for
-from method.structure import prompt_bootstrap
+from method.structure import MACRO_MODEL, prompt_bootstrap
+from method.structure.roots import ratio_draws
 
 # Model m: p0 1 of 2, p1 3 of 4, p2 0 of 0 (no evidence); model z: p0 and p1 with 0 of 0, no p2
 # row at all (so the last unit x cell pair is absent).
@@ -93,3 +94,30 @@ def test_prompt_bootstrap_without_splits_or_cells_pools_everything():
     )
     assert row["estimate"] == pytest.approx(4 / 6)
     assert row["n_units"] == 2
+
+
+def test_a_denominator_of_one_is_enough_for_an_estimate():
+    """Guards the defined test of a ratio of sums as a positive denominator: one question with
+    one success is 1.0, not undefined."""
+    estimate, draws = ratio_draws(np.array([[1.0]]), np.array([[1.0]]), np.array([[1.0]]))
+    assert estimate.tolist() == [1.0] and draws.tolist() == [[1.0]]
+
+
+def test_the_macro_row_counts_the_units_where_a_member_has_evidence():
+    """Guards the macro mean over models: members are the models with an estimate (m; z has
+    none), its estimate theirs (4/6), its units those where a member has a positive denominator
+    (p0 and p1, not p2 with 0 of 0)."""
+    rows = prompt_bootstrap(
+        TABLE,
+        split_by=["language"],
+        cell_by=["model_id"],
+        unit="prompt_id",
+        numerator="yes",
+        denominator="n",
+        draws=5,
+        seed=11,
+        macro_over="model_id",
+    )
+    (macro,) = [r for r in rows if r["model_id"] == MACRO_MODEL]
+    assert macro["estimate"] == pytest.approx(4 / 6)
+    assert macro["n_units"] == 2
