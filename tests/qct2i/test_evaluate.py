@@ -128,9 +128,10 @@ def test_a_terminal_shows_each_steps_progress_and_stdout_reads_as_the_steps(eval
         f"  planned={with_text}, skipped=0, transcribed={with_text}",
     ]
     assert lines[7].startswith("appended ") and lines[8].startswith("into the working copy ")
-    assert lines[9].startswith("dbt build: PASS=") and " ERROR=0 " in lines[9]  # not dbt's log
-    assert lines[10].startswith(f"published {warehouse} (build ")
-    assert lines[11].startswith(f"{MODEL} on a irt plan: ")  # then its rows and the report
+    assert lines[9].startswith(("full build (", "incremental build ("))  # what it rebuilds
+    assert lines[10].startswith("dbt build: PASS=") and " ERROR=0 " in lines[10]  # not dbt's log
+    assert lines[11].startswith(f"published {warehouse} (build ")
+    assert lines[12].startswith(f"{MODEL} on a irt plan: ")  # then its rows and the report
     assert "\r" not in stdout and "dagster" not in stdout
     assert not [unit for unit in UNITS if unit in stdout]
 
