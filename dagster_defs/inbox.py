@@ -32,11 +32,12 @@ from dagster_defs.assets.dbt import WAREHOUSE_WRITER_POOL
 from dagster_defs.assets.ingestion import BUNDLE_CHECK
 from ingestion.bundle.manifest import file_sha256
 from ingestion.paths import warehouse_path
+from ingestion.sources.image_folder import COMPLETION_MARKER
 
 INBOX_ENV = "QCT2I_INBOX"  # the inbox folder; default `inbox/` beside the warehouse
 SENSOR_ENV = "QCT2I_INBOX_SENSOR"  # "off": the sensor starts stopped (the UI can start it)
 QUIET_ENV = "QCT2I_INBOX_QUIET_S"  # unset: a folder is complete only with READY in it
-READY = "READY"
+READY = COMPLETION_MARKER  # an images drop's marker is passed over by `evaluate --images` too
 REFUSED = "REFUSED.txt"
 TAKEN = "TAKEN.json"
 IMAGES, DONE, REJECTED = "images", "done", "rejected"

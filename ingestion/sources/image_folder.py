@@ -78,6 +78,9 @@ from ingestion.sources.image_files import (
 )
 
 META_FILE = "meta.jsonl"
+# The file whoever drops a folder writes last to say it is whole (the inbox's READY,
+# dagster_defs/inbox.py): part of no evaluation, passed over like a dotfile.
+COMPLETION_MARKER = "READY"
 BACKEND = "image_folder"  # images.backend of an image drawn elsewhere
 IMAGE_EXTENSIONS = {".png": PNG, ".jpg": JPEG, ".jpeg": JPEG, ".webp": WEBP}
 META_KEYS = ("prompt_id", "seed", "width", "height", "latency_s", "gpus")
@@ -136,7 +139,7 @@ def read_image_folder(folder: Path, prompt_ids: Collection[str]) -> list[FolderI
     sizes: dict[str, tuple[int, int]] = {}  # file -> its size, for the images that read whole
     meta_usable = False
     for name in names:
-        if name.startswith("."):
+        if name.startswith(".") or name == COMPLETION_MARKER:
             continue
         entry, shown = root / name, _shown(name)
         extension = os.path.splitext(name)[1].lower()

@@ -63,12 +63,15 @@ def write_meta(folder: Path, *lines) -> None:
 
 def good_folder(place: Path) -> Path:
     """p1 as PNG with its seed and size, p2 as JPEG without a seed (latency as an integer), p3
-    as WebP with seed 0 on 8 GPUs; a .DS_Store beside them, which is ignored."""
+    as WebP with seed 0 on 8 GPUs; a .DS_Store and the inbox's READY marker beside them, both
+    ignored (an images folder dropped into the inbox ends with READY: issue 33's daemon test
+    found every such drop refused as "READY: not an image")."""
     folder = place / "images"
     (folder / "p1.png").write_bytes(image_bytes((64, 48), "PNG"))
     (folder / "p2.jpg").write_bytes(image_bytes((32, 32), "JPEG", "blue"))
     (folder / "p3.webp").write_bytes(image_bytes((40, 20), "WEBP", "green"))
     (folder / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (folder / "READY").write_text("")
     write_meta(
         folder,
         {"prompt_id": "p1", "seed": 7, "width": 64, "height": 48, "latency_s": 2.5, "gpus": 1},
