@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import copy_warehouse
+from tests.qct2i.conftest import tiny_models  # noqa: F401 (the cpu profile's judge and reader)
 
 if os.environ.get("QCT2I_TEST_DEPLOYMENT") != "1":
     collect_ignore_glob = ["test_*.py"]
@@ -58,13 +59,24 @@ class Deployment:
                 print(f"{what}: {time.monotonic() - started:.0f} s")
                 return
             time.sleep(2)
-        pytest.fail(f"{what}: not after {seconds:.0f} s; dagster dev's log:\n{self.log_tail()}")
+        pytest.fail(
+            f"{what}: not after {seconds:.0f} s; the inbox:\n{self.inbox_listing()}\n"
+            f"dagster dev's log:\n{self.log_tail()}"
+        )
+
+    def inbox_listing(self) -> str:
+        """Every path in the inbox, and each refusal's reason."""
+        lines = [str(p.relative_to(self.inbox)) for p in sorted(self.inbox.rglob("*"))]
+        for refused in sorted(self.inbox.rglob("REFUSED.txt")):
+            lines.append(f"{refused.relative_to(self.inbox)}:\n{refused.read_text()[-2000:]}")
+        return "\n".join(lines)
 
 
 @pytest.fixture(scope="session")
-def deployment(hand_published, tmp_path_factory):
+def deployment(hand_published, tiny_models, tmp_path_factory):  # noqa: F811
     """`make dev`'s `dagster dev` (the repository's dagster.yaml in a fresh DAGSTER_HOME) over a
-    copy of the hand world, its inbox beside it, the sensor on as `make dev` starts it."""
+    copy of the hand world, its inbox beside it, the sensor on as `make dev` starts it; the cpu
+    profile's tiny models judge and read an images drop (answering every question "yes")."""
     import requests
 
     root = tmp_path_factory.mktemp("deployment")
@@ -76,6 +88,8 @@ def deployment(hand_published, tmp_path_factory):
         "DAGSTER_HOME": str(world.home),
         "QCT2I_WAREHOUSE": str(world.warehouse),
         "QCT2I_INBOX": str(world.inbox),
+        "QCT2I_ML_PROFILE": "cpu",
+        "QCT2I_TINY_MODELS": str(tiny_models),
     }
     for setting in ("QCT2I_INBOX_SENSOR", "QCT2I_INBOX_QUIET_S"):
         env.pop(setting, None)
