@@ -17,13 +17,11 @@ failing on the writer lock. QCT2I_GPU_CHAIN=off starts both sensors stopped (the
 start them either way).
 """
 
-import os
-
 import dagster as dg
 
 from dagster_defs.assets.evidence import TRANSCRIBED_IMAGES_KEY
 from dagster_defs.assets.generation import GENERATED_IMAGES_KEY, JUDGED_IMAGES_KEY
-from dagster_defs.pipeline import import_and_build_job
+from dagster_defs.pipeline import default_sensor_status, import_and_build_job
 from ingestion.paths import warehouse_path
 
 CHAIN_ENV = "QCT2I_GPU_CHAIN"  # "off": both sensors start stopped
@@ -33,14 +31,6 @@ CHAIN_TAG = "qct2i/gpu_chain"  # the generator partition an import run takes, on
 FOLLOWED = (JUDGED_IMAGES_KEY, TRANSCRIBED_IMAGES_KEY)
 
 
-def chain_on() -> bool:
-    return os.environ.get(CHAIN_ENV, "on").strip().lower() not in {"off", "0", "false", "no"}
-
-
-def _default_status() -> dg.DefaultSensorStatus:
-    return dg.DefaultSensorStatus.RUNNING if chain_on() else dg.DefaultSensorStatus.STOPPED
-
-
 def judging_sensor() -> dg.AutomationConditionSensorDefinition:
     """Evaluates the GPU assets' automation conditions (judging and reading follow generation).
     Named, rather than Dagster's `default_automation_condition_sensor`, so it runs by default
@@ -48,7 +38,7 @@ def judging_sensor() -> dg.AutomationConditionSensorDefinition:
     return dg.AutomationConditionSensorDefinition(
         "gpu_chain",
         target=dg.AssetSelection.groups("gpu"),
-        default_status=_default_status(),
+        default_status=default_sensor_status(CHAIN_ENV),
         minimum_interval_seconds=30,
         description="Judges and reads a generator partition once every shard of its generation "
         "is materialised (AutomationCondition.eager on gpu/judged_images and "
@@ -137,7 +127,7 @@ def import_sensor() -> dg.SensorDefinition:
         evaluation_fn=evaluate_chain_imports,
         job=import_and_build_job,
         minimum_interval_seconds=30,
-        default_status=_default_status(),
+        default_status=default_sensor_status(CHAIN_ENV),
         description="Imports (appending, the generator replaced) and builds a generator "
         "partition's GPU bundle once its judging and text reading are materialised after its "
         "latest generation; one run per judging and reading (docs/deployment.md).",

@@ -61,10 +61,6 @@ def quiet_period_s() -> float | None:
     return float(named) if named else None
 
 
-def sensor_on() -> bool:
-    return os.environ.get(SENSOR_ENV, "on").strip().lower() not in {"off", "0", "false", "no"}
-
-
 class Refused(Exception):
     """A drop that cannot be taken; the message is REFUSED.txt's. `imported`: the import had
     reached the working copy (made it from the published file) before the refusal."""
@@ -213,13 +209,14 @@ def evaluate_inbox(context: dg.SensorEvaluationContext):
 def inbox_sensor() -> dg.SensorDefinition:
     """Running by default (`dagster dev` starts it); QCT2I_INBOX_SENSOR=off starts it stopped,
     and the UI's toggle turns it on or off either way."""
-    status = dg.DefaultSensorStatus.RUNNING if sensor_on() else dg.DefaultSensorStatus.STOPPED
+    from dagster_defs.pipeline import default_sensor_status
+
     return dg.SensorDefinition(
         name="inbox",
         evaluation_fn=evaluate_inbox,
         job=inbox_intake_job,
         minimum_interval_seconds=30,
-        default_status=status,
+        default_status=default_sensor_status(SENSOR_ENV),
         description=f"Takes what lands in the inbox ({INBOX_ENV}, default inbox/ beside the "
         "warehouse) once READY is in it: imports (appending), builds and publishes it, or "
         "refuses it into rejected/ with REFUSED.txt (docs/deployment.md).",

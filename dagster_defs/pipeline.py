@@ -5,6 +5,7 @@ Below the modules that start those jobs (`evaluation`: `evaluate_generator`; `in
 sensor's runs) and `definitions`, which adds them: each resolves `import_and_build` from here, so
 no module imports the one that imports it (an import-linter contract, pyproject.toml)."""
 
+import os
 from collections.abc import Sequence
 
 import dagster as dg
@@ -37,6 +38,13 @@ import_and_build_job = dg.define_asset_job(
     selection=dg.AssetSelection.all() - dg.AssetSelection.assets(simulated_bundle) - GPU_ASSETS,
     description="Import the bundle named in the run config, build every mart and write the report.",
 )
+
+
+def default_sensor_status(setting: str) -> dg.DefaultSensorStatus:
+    """RUNNING, so `make dev` starts the sensor, unless the environment variable `setting` says
+    off (`off`, `0`, `false`, `no`); the UI's toggle wins over it once used."""
+    off = os.environ.get(setting, "on").strip().lower() in {"off", "0", "false", "no"}
+    return dg.DefaultSensorStatus.STOPPED if off else dg.DefaultSensorStatus.RUNNING
 
 
 def pipeline_definitions(jobs: Sequence = (), sensors: Sequence = ()) -> dg.Definitions:
