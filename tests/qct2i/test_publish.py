@@ -150,24 +150,27 @@ def test_two_builds_at_once_publish_one_and_name_the_other_writer(published):
         assert leaderboard(con)
 
 
-def test_a_waiting_writer_runs_after_the_holder(published):
-    """`--wait` turns the refusal into taking turns: a build started while another writer holds
-    the lock (the store's own lock, held here) waits for it, then builds and publishes."""
-    first_build = build_id(published)
+def test_a_waiting_writer_runs_after_the_holder(published, tmp_path):
+    """`--wait` turns the refusal into taking turns: an import started while another writer holds
+    the lock (the store's own lock, held here) waits for it, then imports. (Every writer command
+    takes `--wait` from one place, qct2i/writer_commands.py `add_wait`; an import, not a build,
+    keeps the test at seconds.)"""
+    bundle = write_hand_bundle(tmp_path / "b", with_transcriptions=False)
+    working = published.with_name("w.working.duckdb")
     with writer_lock(Warehouse(published), "a test holding the writer lock"):
-        # dbt's output goes nowhere: a pipe nobody reads could fill and stall the build
         waiting = subprocess.Popen(
-            [QCT2I, "build", "--wait", "300"],
+            [QCT2I, "import", "--wait", "300", str(bundle)],
             env=cli_env(published),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         time.sleep(3)  # the console script is up and asking for the lock by now
-        assert waiting.poll() is None, "the build did not wait for the holder"
-        assert not published.with_name("w.working.duckdb").exists()  # nothing begun
-        assert build_id(published) == first_build
+        assert waiting.poll() is None, "the import did not wait for the holder"
+        assert not working.exists()  # nothing begun
     assert waiting.wait(timeout=600) == 0
-    assert build_id(published) != first_build  # it built and published after the holder
+    # it imported after the holder: the working copy holds the new evidence (no transcriptions)
+    assert query(working, "select count(*) from raw.transcriptions") == [(0,)]
+    assert query(published, "select count(*) from raw.transcriptions") != [(0,)]
 
 
 def test_readers_are_told_when_nothing_is_published(tmp_path):
