@@ -3,13 +3,7 @@
 -- otherwise count as several question records, and one judge's "no" would contradict another's
 -- "yes" inside one outcome. Staging keeps every judge, for comparing judges.
 -- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh(),
-    pre_hook="{{ delete_changed_generators() }}"
-) }}
+{{ incremental_config(by='generator') }}
 with
 
 judgments as (

@@ -8,13 +8,7 @@
 -- valid yes / valid (Eq. 2), or L - D / L for the capability scored from transcriptions (Eq. 3).
 -- The join is macro `prompt_sufficient_stats`, which int_judge_prompt_stats shares.
 -- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh(),
-    pre_hook="{{ delete_changed_generators() }}"
-) }}
+{{ incremental_config(by='generator') }}
 with
 
 score_sources as (

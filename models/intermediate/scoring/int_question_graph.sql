@@ -1,12 +1,7 @@
 -- One row per question with its place in the prompt's DSG: root flag, depth (longest path from a
 -- root) and weakly connected component. Recursive SQL suffices at DSG sizes (tens of questions).
 -- Incremental by prompt (macro `benchmark_rows`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh()
-) }}
+{{ incremental_config(by='prompt') }}
 with recursive
 
 questions as (

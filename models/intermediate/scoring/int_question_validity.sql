@@ -2,13 +2,7 @@
 -- question: validity and masked outcome by the rule of macro `question_validity` (its one home;
 -- int_judge_question_validity applies it to every other judge).
 -- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh(),
-    pre_hook="{{ delete_changed_generators() }}"
-) }}
+{{ incremental_config(by='generator') }}
 with
 
 changed_judgments as (

@@ -2,13 +2,7 @@
 -- An image without a transcription row gets status `missing` and, like `unavailable`, is left
 -- out of the text score (METHOD 3).
 -- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh(),
-    pre_hook="{{ delete_changed_generators() }}"
-) }}
+{{ incremental_config(by='generator') }}
 with
 
 questions as (

@@ -3,12 +3,7 @@
 -- other, question order) and `disc` (different components, question order). A pair whose
 -- endpoints are related by a longer ancestor path belongs to no context.
 -- Incremental by prompt (macro `benchmark_rows`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh()
-) }}
+{{ incremental_config(by='prompt') }}
 with
 
 graph as (

@@ -5,13 +5,7 @@
 -- never enters its own baseline; eligible = a root with the entity has a child, R is defined and
 -- at least 3 other prompts define R.
 -- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh(),
-    pre_hook="{{ delete_changed_generators() }}"
-) }}
+{{ incremental_config(by='generator') }}
 with
 
 graph as (

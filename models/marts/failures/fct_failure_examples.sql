@@ -6,13 +6,7 @@
 -- fewer judges passing it, then a hash of the ids (a fixed order that is not the alphabet, which
 -- would show every generator the same first prompts); at most `failure_examples_per_capability`.
 -- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh(),
-    pre_hook="{{ delete_changed_generators() }}"
-) }}
+{{ incremental_config(by='generator') }}
 with
 
 validity as (

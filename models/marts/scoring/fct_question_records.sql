@@ -1,12 +1,6 @@
 -- One record per model x prompt x question (the paper's Eq. 1 record r = (p, q, m, l, g, t, y, v)).
 -- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh(),
-    pre_hook="{{ delete_changed_generators() }}"
-) }}
+{{ incremental_config(by='generator') }}
 with
 
 prompts as (

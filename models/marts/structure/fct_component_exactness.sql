@@ -2,13 +2,7 @@
 -- root survival R_m(G) (the same rule over the roots) and descendant completion (the rule over
 -- the non-root questions, reported only where the roots survive).
 -- Incremental by generator (macro `changed_generators`; docs/warehouse.md, "Incremental builds").
-{{ config(
-    materialized='incremental',
-    incremental_strategy='append',
-    on_schema_change='fail',
-    full_refresh=incremental_refresh(),
-    pre_hook="{{ delete_changed_generators() }}"
-) }}
+{{ incremental_config(by='generator') }}
 with
 
 components as (
