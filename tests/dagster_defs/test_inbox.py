@@ -50,6 +50,20 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def assert_m3_published_as_m2(warehouse: Path) -> None:
+    """The drop of m2's evidence under the id m3 reached the published warehouse: 18 judgments a
+    generator (the hand world's 7 + 2 questions, in two languages) and m3 scored as m2 in every
+    scope."""
+    counts = query(warehouse, "select model_id, count(*) from raw.judgments group by 1 order by 1")
+    assert counts == [("m1", 18), ("m2", 18), ("m3", 18)]
+    scores = query(
+        warehouse,
+        "select language_scope, model_id, hcq_total from marts.fct_hcq_leaderboard "
+        "where model_id in ('m2', 'm3') order by 1, 2",
+    )
+    assert scores and all(a[2] == b[2] for a, b in zip(scores[::2], scores[1::2], strict=True))
+
+
 def _tick(instance: dg.DagsterInstance) -> list[dg.RunRequest]:
     result = inbox_sensor().evaluate_tick(dg.build_sensor_context(instance=instance))
     return list(result.run_requests or [])
@@ -120,15 +134,7 @@ def test_a_good_drop_is_published_a_broken_one_refused_and_the_same_content_take
     assert taken.success
     record = json.loads((inbox / "done" / "m3" / "TAKEN.json").read_text())
     assert record["run_id"] == taken.run_id and record["imported"]
-    # 18 judgments of m2 in the hand world: 7 + 2 questions, in two languages
-    counts = query(warehouse, "select model_id, count(*) from raw.judgments group by 1 order by 1")
-    assert counts == [("m1", 18), ("m2", 18), ("m3", 18)]
-    scores = query(
-        warehouse,
-        "select language_scope, model_id, hcq_total from marts.fct_hcq_leaderboard "
-        "where model_id in ('m2', 'm3') order by 1, 2",
-    )
-    assert scores and all(a[2] == b[2] for a, b in zip(scores[::2], scores[1::2], strict=True))
+    assert_m3_published_as_m2(warehouse)
 
     after = _digest(warehouse)
     _drop(inbox / "again", _as_generator(hand, "m2", "m3"))  # the same content, another name

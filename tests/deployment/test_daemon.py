@@ -10,7 +10,12 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from dagster_defs.inbox import READY
-from tests.dagster_defs.test_inbox import _as_generator, _digest, _drop
+from tests.dagster_defs.test_inbox import (
+    _as_generator,
+    _digest,
+    _drop,
+    assert_m3_published_as_m2,
+)
 from tests.helpers import copy_warehouse, query, run_cli
 from tests.ingestion.sources.test_tiif_release import write_tiif_fixture
 from tests.qct2i.test_evaluate import _write_images
@@ -63,15 +68,7 @@ def test_the_daemon_refuses_a_broken_drop_publishes_a_good_one_and_takes_content
     deployment.wait_for("good drop published", taken.exists, RUN_SECONDS)
     record = json.loads(taken.read_text())
     assert record["imported"]
-    # the hand world: 18 judgments a generator (7 + 2 questions in two languages)
-    counts = query(warehouse, "select model_id, count(*) from raw.judgments group by 1 order by 1")
-    assert counts == [("m1", 18), ("m2", 18), ("m3", 18)]
-    scores = query(
-        warehouse,
-        "select language_scope, model_id, hcq_total from marts.fct_hcq_leaderboard "
-        "where model_id in ('m2', 'm3') order by 1, 2",
-    )
-    assert scores and all(a[2] == b[2] for a, b in zip(scores[::2], scores[1::2], strict=True))
+    assert_m3_published_as_m2(warehouse)
 
     after = _digest(warehouse)
     _drop(inbox / "again", _as_generator(hand, "m2", "m3"))  # the same content, another name
