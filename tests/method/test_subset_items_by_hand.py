@@ -267,3 +267,29 @@ def test_fit_items_priors_are_the_arguments():
     assert (got.slope[0, 0, 2], got.intercept[0, 0, 2]) == pytest.approx((a, d), abs=1e-5)
     assert got.covariance[0, 0, 2] == pytest.approx(cov, rel=1e-4)
     assert got.covariance[0, 1, 0] == pytest.approx(np.array([[0.09, 0.0], [0.0, 0.49]]))
+
+
+@pytest.mark.parametrize(
+    ("theta", "trials", "successes"),
+    [
+        ([1.26, -4.99, 3.46, 1.71], [20, 11, 33, 11], [18, 0, 33, 10]),
+        (
+            [0.1, 0.04, -2.1, 1.38, -3.04, 1.96, 4.48],
+            [30, 28, 29, 23, 15, 11, 18],
+            [0, 0, 0, 2, 0, 4, 9],
+        ),
+    ],
+)
+def test_fit_items_of_one_item_over_spread_abilities(theta, trials, successes):
+    """Guards `fit_items`' Newton steps on a single fitted cell over abilities spread far from
+    their centre (where slope and intercept are strongly coupled): the MAP (scipy) and its
+    covariance, which a step dropping the coupling term, a wider damping or a stop after the
+    first step (as if one cell were no cell) miss by 1e-3 or more."""
+    theta_k = np.array(theta, float)[:, None, None]
+    num = np.array(successes, float)[None, :, None, None]
+    den = np.array(trials, float)[None, :, None, None]
+    got = fit_items(num, den, theta_k)
+    centre = float(theta_k.mean())
+    a, d, cov = map_cell(num[0, :, 0, 0], den[0, :, 0, 0], theta_k[:, 0, 0] - centre, centre)
+    assert (got.slope.item(), got.intercept.item()) == pytest.approx((a, d), abs=1e-5)
+    assert got.covariance[0, 0, 0] == pytest.approx(cov, rel=1e-4)
