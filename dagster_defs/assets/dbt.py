@@ -17,6 +17,7 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 from pydantic import Field
 
 from ingestion.paths import DBT_BUILD_EXCLUDES, warehouse_path
+from ingestion.store.build_inputs import describe, prepare_build
 from ingestion.store.warehouse import (
     Warehouse,
     prepare_working_copy,
@@ -56,13 +57,32 @@ class DbtBuildConfig(dg.Config):
     )
 
 
-def dbt_build_args(config: DbtBuildConfig) -> list[str]:
+def dbt_build_args(config: DbtBuildConfig, incremental: bool = False) -> list[str]:
     """`dbt build` without the unit tests (`DBT_BUILD_EXCLUDES`), with `--vars` (JSON is valid
-    YAML) when the run sets any. Never quiet: dagster-dbt makes the materialisations from dbt's
-    per-node log events, and a `DBT_QUIET` in the environment would leave a run that succeeds
-    with no dbt asset materialised and nothing downstream (the report) run."""
+    YAML) when the run sets any or the build is incremental. Never quiet: dagster-dbt makes the
+    materialisations from dbt's per-node log events, and a `DBT_QUIET` in the environment would
+    leave a run that succeeds with no dbt asset materialised and nothing downstream (the report)
+    run."""
     build = ["build", "--no-quiet", *DBT_BUILD_EXCLUDES]
-    return [*build, "--vars", json.dumps(config.vars)] if config.vars else build
+    # `incremental_build` changes how, never what, the models build: not one of the run's vars
+    dbt_vars = {**config.vars, "incremental_build": True} if incremental else config.vars
+    return [*build, "--vars", json.dumps(dbt_vars)] if dbt_vars else build
+
+
+def planned_build(
+    context: dg.AssetExecutionContext, working: Path, config: DbtBuildConfig
+) -> tuple[list[str], Mapping[str, str] | None, str]:
+    """(dbt's arguments, the inputs to record at publish, what the build does in one line).
+
+    A run of every dbt asset plans as `qct2i build` does (ingestion/store/build_inputs.py;
+    docs/warehouse.md, "Incremental builds"): incremental on the generators whose evidence
+    changed since the recorded build, full otherwise, and its publish records what it was built
+    from. A subset run (models picked in the UI) builds what it picked and records nothing, so
+    the next build is full."""
+    if context.is_subset:
+        return dbt_build_args(config), None, "subset build (the models selected; no record kept)"
+    plan, inputs = prepare_build(working, config.vars)
+    return dbt_build_args(config, incremental=not plan.full), inputs, describe(plan)
 
 
 @contextlib.contextmanager
@@ -104,15 +124,18 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
         events = []
         try:
             with writer_lock(warehouse, f"dagster run {context.run_id}", writer_wait_s()):
-                with dbt_writes_to(prepare_working_copy(warehouse)):
-                    for event in dbt.cli(dbt_build_args(config), context=context).stream():
+                working = prepare_working_copy(warehouse)
+                args, inputs, build = planned_build(context, working, config)
+                context.log.info(build)
+                with dbt_writes_to(working):
+                    for event in dbt.cli(args, context=context).stream():
                         events.append(event)
-                stamp = publish(warehouse, build_vars=config.vars)
+                stamp = publish(warehouse, build_vars=config.vars, build_inputs=inputs)
         except Exception:
             yield from events
             raise
         context.log.info(f"published {warehouse.published} (build {stamp['build_id']})")
-        metadata = published_metadata(warehouse.published)
+        metadata = published_metadata(warehouse.published, build)
         for event in events:
             is_output = isinstance(event, dg.Output)
             key = context.asset_key_for_output(event.output_name) if is_output else None
@@ -129,12 +152,14 @@ LEADERBOARD = dg.AssetKey(["marts", "fct_hcq_leaderboard"])
 QUESTION_RECORDS = dg.AssetKey(["marts", "fct_question_records"])
 
 
-def published_metadata(published: Path) -> dict[dg.AssetKey, dict[str, Any]]:
-    """Per mart asset: its row count; on the leaderboard the leaderboard as markdown; on the
-    question records the judgments missing (no usable answer) and masked (METHOD 2)."""
+def published_metadata(published: Path, build: str) -> dict[dg.AssetKey, dict[str, Any]]:
+    """Per mart asset: its row count and what the build did (`build`: full and why, or which
+    generators an incremental build rebuilt); on the leaderboard the leaderboard as markdown; on
+    the question records the judgments missing (no usable answer) and masked (METHOD 2)."""
     counts, judgments = published_facts(published)
     metadata: dict[dg.AssetKey, dict[str, Any]] = {
-        dg.AssetKey(["marts", mart]): {"dagster/row_count": rows} for mart, rows in counts.items()
+        dg.AssetKey(["marts", mart]): {"dagster/row_count": rows, "build": build}
+        for mart, rows in counts.items()
     }
     if LEADERBOARD in metadata:
         metadata[LEADERBOARD]["leaderboard"] = dg.MetadataValue.md(leaderboard_markdown(published))

@@ -168,9 +168,10 @@ def publish(
     (call with the writer lock held, after every dbt test passed). `build_vars` are the dbt vars
     the build overrode (`qct2i build --official-judge`, a Dagster run's `vars`): the stamp keeps
     them, since the same evidence rebuilds the same marts only under the same vars.
-    `build_inputs` are the fingerprints `qct2i build` built from (`build_inputs.current_inputs`),
-    kept for the next build to compare; a publisher that does not pass them (Dagster's dbt
-    assets) leaves no record, so the next `qct2i build` is full. Returns the stamp."""
+    `build_inputs` are the fingerprints the build was built from (`build_inputs.current_inputs`,
+    `qct2i build` and a Dagster run of every dbt asset), kept for the next build to compare; a
+    publisher that does not pass them (a Dagster run of some dbt assets) leaves no record, so the
+    next build is full. Returns the stamp."""
     working, published = warehouse.working, warehouse.published
     if _wal(published).exists():
         raise PublishRefused(

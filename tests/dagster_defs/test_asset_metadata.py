@@ -11,7 +11,8 @@ import pytest
 
 from dagster_defs.definitions import defs
 from ingestion.bundle.format import write_bundle
-from tests.helpers import copy_warehouse, query
+from reporting.fingerprints import mart_fingerprints
+from tests.helpers import copy_warehouse, query, run_cli
 from tests.worlds.hand import hand_bundle_tables
 
 pytestmark = pytest.mark.dbt  # import_and_build runs dbt through Dagster
@@ -101,6 +102,43 @@ def test_the_report_asset_wrote_the_file_it_names(run):
     assert report["url"].value == path.as_uri()
     assert path.stat().st_size == report["bytes"].value
     assert 'data-chart="leaderboard-bilingual"' in path.read_text()
+
+
+@pytest.mark.e2e  # `qct2i build --full` through the console script
+def test_the_append_is_built_incrementally_and_equals_a_full_build(run, tmp_path):
+    """The dbt assets plan their build as `qct2i build` does (issue 33): the hand warehouse was
+    published by `qct2i build`, which recorded its inputs, so the append's build rebuilds the two
+    new generators only, says so on every mart, and records its own inputs for the next build;
+    its marts are those of a full build of the same evidence, byte for byte. Guards against a
+    Dagster build that rebuilds everything, keeps no record, or publishes marts that a full build
+    would not give."""
+    warehouse, metadata = run
+    expected = (
+        "incremental build (2 of 4 generators changed): per-generator models rebuild m1-v2, m2-v2"
+    )
+    marts = [key for key in metadata if key.startswith("marts/")]
+    assert marts and {metadata[key]["build"].value for key in marts} == {expected}
+    assert query(warehouse, "select count(*) > 0 from build_state.inputs") == [(True,)]
+    full = copy_warehouse(warehouse, tmp_path, "qct2i.duckdb")
+    built = run_cli(["build", "--full"], full)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert mart_fingerprints(full) == mart_fingerprints(warehouse)
+
+
+def test_a_subset_run_keeps_no_record_so_the_next_build_is_full(hand_published, tmp_path):
+    """A run of some dbt assets (one staging model, as picked in the UI) builds those and
+    publishes without a record of inputs, so the next build cannot take models it did not
+    rebuild for built from the current evidence. Guards against a subset run recording inputs as
+    a whole build would."""
+    warehouse = copy_warehouse(hand_published, tmp_path, "qct2i.duckdb")
+    assert query(warehouse, "select count(*) > 0 from build_state.inputs") == [(True,)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("QCT2I_WAREHOUSE", str(warehouse))
+        job = defs().resolve_implicit_global_asset_job_def()
+        result = job.execute_in_process(asset_selection=[dg.AssetKey(["staging", "stg_prompts"])])
+    assert result.success
+    schemas = "select count(*) from information_schema.schemata where schema_name = 'build_state'"
+    assert query(warehouse, schemas) == [(0,)]
 
 
 def test_a_refused_append_fails_the_run_with_the_problems(hand_published, tmp_path):
