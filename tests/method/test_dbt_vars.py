@@ -30,11 +30,16 @@ def test_a_fractional_whole_number_is_refused_naming_it_and_floats_read_as_float
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(True, True), (False, False), ("True", True), ("false", False), (" TRUE ", True), ("", False)],
-)
+    [
+        (True, True), (False, False), ("True", True), ("false", False), (" TRUE ", True),
+        ("", False), ("1", True), (1, True), ("yes", True), ("0", False), (0, False),
+        ("no", False), ("No", False), (None, False), ("none", False),
+    ],
+)  # fmt: skip
 def test_var_bool_reads_the_rendered_text(value, expected):
     """Guards against `"False"` read as true (a non-empty string): an incremental Python model
-    would then copy a stale table's rows in a full build."""
+    would then copy a stale table's rows in a full build; and every spelling the docstring's
+    yml can render (1 / 0, yes / no, an unset var rendered as None) read, not refused."""
     assert var_bool(value) is expected
 
 
