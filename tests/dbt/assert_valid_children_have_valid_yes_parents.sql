@@ -1,8 +1,10 @@
 -- METHOD 2: a valid non-root question has every parent valid and answered yes.
 with
 
+-- a child and its parents are one generator's rows: an incremental build tests the rebuilt ones
 records as (
     select * from {{ ref('fct_question_records') }}
+    {% if rebuilt_generators_only() %}where {{ rebuilt_generators_only() }}{% endif %}
 ),
 
 edges as (
