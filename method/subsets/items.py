@@ -15,6 +15,7 @@ of the HCQ total (Eq. 4) under this model, for either estimator.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,6 +128,20 @@ def irt_sizes(
     model predicts, so the size is the expected squared GREG residual instead: the same noise,
     the item's prediction error (its Laplace logit variance, by the delta method) and the
     valid count's departure from the references' mean, times (P - S)^2."""
+    return irt_sizes_by_estimator(numerator, denominator, stats, items, (estimator,))[estimator]
+
+
+def irt_sizes_by_estimator(
+    numerator: np.ndarray,
+    denominator: np.ndarray,
+    stats: ConceptStats,
+    items: ItemModel,
+    estimators: Sequence[str],
+) -> dict[str, np.ndarray]:
+    """`irt_sizes` for each of `estimators`, what they share (the item probabilities, their
+    Laplace logit variance, the binomial noise) computed once: the leave-one-generator-out
+    validation asks for both estimators' sizes in every fold, and computing the shared terms
+    twice was a third of its time at paper scale. Each size is `irt_sizes`' bit for bit."""
     num, den = np.asarray(numerator, float), np.asarray(denominator, float)  # [C, K, L, T]
     totals = den.sum(axis=0)  # [K, L, T]
     scores = np.nan_to_num(full_scores(num, den))
@@ -138,21 +153,24 @@ def irt_sizes(
     cov = items.covariance[:, None]  # [C, 1, L, T, 2, 2]
     logit_var = x * x * cov[..., 0, 0] + 2 * x * cov[..., 0, 1] + cov[..., 1, 1]
     noise = overdispersion(num, den)[None] * den * p * (1 - p)
-    if estimator == "greg":
-        mean_den = den.mean(axis=1, keepdims=True)
-        expected = (
-            noise + den**2 * (p * (1 - p)) ** 2 * logit_var
-            + (p - scores[None]) ** 2 * (den - mean_den) ** 2
-        )  # fmt: skip
-    else:
-        departure = np.maximum((p - scores[None]) ** 2 - (p * (1 - p)) ** 2 * logit_var, 0.0)
-        expected = noise + den**2 * departure
     available = (totals > 0).any(axis=0)
     weight = design_weights(available, stats)  # [L, T]
     with np.errstate(invalid="ignore", divide="ignore"):
         scaled = np.where(totals > 0, weight**2 / totals**2, 0.0)
-    variance = (expected * scaled[None]).sum(axis=(2, 3)).mean(axis=1)  # [C]
-    return np.sqrt(variance)
+    sizes = {}
+    for estimator in estimators:
+        if estimator == "greg":
+            mean_den = den.mean(axis=1, keepdims=True)
+            expected = (
+                noise + den**2 * (p * (1 - p)) ** 2 * logit_var
+                + (p - scores[None]) ** 2 * (den - mean_den) ** 2
+            )  # fmt: skip
+        else:
+            departure = np.maximum((p - scores[None]) ** 2 - (p * (1 - p)) ** 2 * logit_var, 0.0)
+            expected = noise + den**2 * departure
+        variance = (expected * scaled[None]).sum(axis=(2, 3)).mean(axis=1)  # [C]
+        sizes[estimator] = np.sqrt(variance)
+    return sizes
 
 
 def overdispersion(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

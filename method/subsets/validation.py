@@ -18,7 +18,7 @@ from method.bootstrap import BILINGUAL, ConceptStats, scope_totals
 from method.rank_correlation import kendall_tau_b, spearman_rho
 from method.scores import POINTS
 from method.subsets.estimator import Predictor, estimate
-from method.subsets.items import irt_sizes
+from method.subsets.items import irt_sizes_by_estimator
 from method.subsets.plans import ESTIMATORS, STRATEGIES, Planner, make_plan
 
 VALIDATION_BUDGETS = (0.02, 0.05, 0.10, 0.20)
@@ -63,11 +63,14 @@ def validation_cases(
         planner = Planner(stats, tuple(k for k in range(len(stats.model_ids)) if k != m))
         items = planner.items()
         predictor = Predictor.from_planner(planner, items) if "greg" in estimators else None
+        irt = (
+            irt_sizes_by_estimator(planner.numerator, planner.denominator, stats, items, estimators)
+            if "irt" in strategies else {}
+        )  # fmt: skip
         for strategy, estimator in itertools.product(strategies, estimators):
             design = (
                 planner.strata() if strategy == "stratified"
-                else irt_sizes(planner.numerator, planner.denominator, stats, items, estimator)
-                if strategy == "irt" else planner.sizes(strategy)
+                else irt[estimator] if strategy == "irt" else planner.sizes(strategy)
             )  # fmt: skip
             for budget, seed in ((b, s) for b in budgets for s in seeds):
                 plan = make_plan(strategy, budget, seed, planner, design)

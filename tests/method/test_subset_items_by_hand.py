@@ -13,7 +13,13 @@ import pytest
 from scipy.optimize import minimize
 
 from method.bootstrap import ConceptStats
-from method.subsets.items import ItemModel, fit_items, irt_sizes, overdispersion
+from method.subsets.items import (
+    ItemModel,
+    fit_items,
+    irt_sizes,
+    irt_sizes_by_estimator,
+    overdispersion,
+)
 
 LANGUAGES = ("en", "zh")
 CAPABILITIES = ("a1", "a2", "b")
@@ -184,6 +190,21 @@ def test_irt_sizes_by_hand(estimator):
     got = irt_sizes(num, den, small_stats(num, den), items, estimator)
     want = hand_irt_sizes(num, den, items, estimator)
     assert got == pytest.approx(want, rel=1e-10)
+
+
+@pytest.mark.filterwarnings("error")
+def test_both_estimators_sizes_at_once_by_hand():
+    """Guards `irt_sizes_by_estimator` (the validation's one call per fold for both
+    estimators): each estimator's sizes are its own by hand, in either order, so a term one
+    estimator computes cannot leak into the other's (e.g. `greg`'s expectation kept for `ht`)."""
+    num, den = small_world()
+    items, stats = small_items(), small_stats(num, den)
+    for order in (("greg", "ht"), ("ht", "greg")):
+        got = irt_sizes_by_estimator(num, den, stats, items, order)
+        assert list(got) == list(order)
+        for estimator in order:
+            want = hand_irt_sizes(num, den, items, estimator)
+            assert got[estimator] == pytest.approx(want, rel=1e-10)
 
 
 def test_irt_sizes_default_to_the_design_only_estimator():
