@@ -14,6 +14,11 @@ publishing.
 run_results.json) spent in the nodes an incremental build narrows: the models materialised
 `incremental` (per generator, per prompt), the Python models with the `incremental_build` config,
 and their tests.
+
+Where each build's time goes (`<build>_dbt_run_s`: dbt's own elapsed time from the start of its
+run, so the command's time less it is planning, dbt's start and parse, and publishing;
+`<build>_model_node_s` and `<build>_test_node_s`: node-seconds on dbt's two threads;
+`<build>_slowest_nodes`: the five slowest, in seconds).
 """
 
 from __future__ import annotations
@@ -113,6 +118,24 @@ def incremental_share(target: Path) -> float:
     return sum(s for uid, s in seconds.items() if uid in narrowed | tested) / total
 
 
+def dbt_figures(target: Path, build: str) -> dict:
+    """Where a build's dbt time went, from its run_results.json (keys prefixed by `build`)."""
+    run = json.loads((target / "run_results.json").read_text())
+    seconds = {r["unique_id"]: r["execution_time"] for r in run["results"]}
+    by_kind = {"model": 0.0, "test": 0.0}
+    for uid, spent in seconds.items():
+        kind = uid.split(".")[0]
+        if kind in by_kind:
+            by_kind[kind] += spent
+    slowest = sorted(seconds, key=seconds.get, reverse=True)[:5]
+    return {
+        f"{build}_dbt_run_s": round(run["elapsed_time"], 2),
+        f"{build}_model_node_s": round(by_kind["model"], 1),
+        f"{build}_test_node_s": round(by_kind["test"], 1),
+        f"{build}_slowest_nodes": {uid.split(".")[2]: round(seconds[uid], 2) for uid in slowest},
+    }
+
+
 def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
     root = work / "incremental"
     shutil.rmtree(root, ignore_errors=True)
@@ -126,8 +149,10 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         _record_as_built(published)
         _append(newcomer)
         incremental_s = _build()
+        breakdown = dbt_figures(PROJECT_ROOT / "target", "incremental")
         incremental = mart_fingerprints(published)
         full_s = _build(full=True)
+        breakdown |= dbt_figures(PROJECT_ROOT / "target", "full")
         share = incremental_share(PROJECT_ROOT / "target")
         full = mart_fingerprints(published)
     finally:
@@ -141,4 +166,5 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         "incremental_vs_full": round(incremental_s / full_s, 3),
         "incremental_marts_equal": incremental == full,
         "incremental_share": round(share, 3),
+        **breakdown,
     }
