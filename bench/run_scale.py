@@ -8,6 +8,9 @@ scopes, from the sufficient statistics; reading them is timed apart). Peak RSS i
 Python process (simulator, importer, bootstrap) and for the dbt process apart; the figure the issue
 bounds is the larger. The dbt process's memory is also sampled during the build and attributed to
 the models executing at each sample (bench/dbt_memory.py), so the models that peak are named.
+Last, the append case of `make bench` (bench/incremental.py, issue 33) on the built warehouse: a
+14th generator appended, `qct2i build` incremental against `--full` in the same run (`append`);
+the peak RSS figures include its builds.
 
 Writes bench/scale_results.json and prints each figure at both scales with the 10x / 1x ratio.
 """
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import duckdb
 
+from bench import incremental
 from bench.dbt_memory import measured
 from bench.reliability import timed_bootstrap
 from bench.run_bench import BENCH_DIR, dbt_build, raw_read_baseline, timed
@@ -54,6 +58,7 @@ def measure_one_scale(concepts: int, work: Path) -> dict:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         (records,) = con.execute("select count(*) from marts.fct_question_records").fetchall()[0]
         _, bootstrap_load_s, bootstrap_s = timed_bootstrap(con)
+    append = incremental.measure(warehouse, bundle, work)
     python_peak, dbt_peak = _peak_mb(resource.RUSAGE_SELF), _peak_mb(resource.RUSAGE_CHILDREN)
     return {
         "concepts": concepts,
@@ -73,6 +78,7 @@ def measure_one_scale(concepts: int, work: Path) -> dict:
         "peak_rss_mb": max(python_peak, dbt_peak),
         "dbt_sampled_peak_rss_mb": sampled_peak,
         "dbt_nodes_by_peak_rss": peak_nodes,
+        "append": append,
     }
 
 
