@@ -18,7 +18,9 @@ and their tests.
 Where each build's time goes (`<build>_dbt_run_s`: dbt's own elapsed time from the start of its
 run, so the command's time less it is planning, dbt's start and parse, and publishing;
 `<build>_model_node_s` and `<build>_test_node_s`: node-seconds on dbt's two threads;
-`<build>_slowest_nodes`: the five slowest, in seconds).
+`<build>_slowest_nodes`: the five slowest, in seconds). `incremental_vs_full_cpu`: the same
+ratio in CPU seconds (the command and its dbt child, user and system), which other work on a
+shared machine stretches far less than wall time.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import time
 from pathlib import Path
@@ -74,14 +77,24 @@ def _record_as_built(published: Path) -> None:
         record_inputs(con, current_inputs(con, {}, code_fingerprint()))
 
 
-def _build(full: bool = False) -> float:
+def _cpu_s() -> float:
+    """CPU seconds (user and system) of this process and its finished children (dbt)."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _build(full: bool = False) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one `qct2i build`."""
     from qct2i.writer_commands import cmd_build
 
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), _cpu_s()
     args = argparse.Namespace(official_judge=None, wait=0.0, full=full, dbt_log=False)
     if cmd_build(args) != 0:
         raise RuntimeError("qct2i build failed")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _cpu_s() - start_cpu
 
 
 def _append(folder: Path) -> None:
@@ -148,10 +161,10 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
     try:
         _record_as_built(published)
         _append(newcomer)
-        incremental_s = _build()
+        incremental_s, incremental_cpu_s = _build()
         breakdown = dbt_figures(PROJECT_ROOT / "target", "incremental")
         incremental = mart_fingerprints(published)
-        full_s = _build(full=True)
+        full_s, full_cpu_s = _build(full=True)
         breakdown |= dbt_figures(PROJECT_ROOT / "target", "full")
         share = incremental_share(PROJECT_ROOT / "target")
         full = mart_fingerprints(published)
@@ -164,6 +177,9 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         "incremental_build_s": round(incremental_s, 2),
         "full_build_s": round(full_s, 2),
         "incremental_vs_full": round(incremental_s / full_s, 3),
+        "incremental_cpu_s": round(incremental_cpu_s, 1),
+        "full_cpu_s": round(full_cpu_s, 1),
+        "incremental_vs_full_cpu": round(incremental_cpu_s / full_cpu_s, 3),
         "incremental_marts_equal": incremental == full,
         "incremental_share": round(share, 3),
         **breakdown,
