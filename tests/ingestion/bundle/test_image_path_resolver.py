@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ingestion.bundle.image_paths import _Resolver, path_problems
+from ingestion.bundle.image_paths import _prefixes, _Resolver, path_problems
 
 
 def test_a_path_ending_in_two_dots_is_resolved_where_it_leads(tmp_path):
@@ -29,3 +29,10 @@ def test_a_path_ending_in_a_slash_is_its_folder_without_the_slash(tmp_path):
     resolved = _Resolver(str(bundle)).resolve("img/")
     assert resolved == str(bundle / "img")
     assert not resolved.endswith(os.sep)
+
+
+def test_a_root_is_a_prefix_with_one_separator_and_its_other_characters_kept():
+    """Guards `_prefixes`: only separators are stripped before one is added (the file-system
+    root `/` stays `/`, not `//`, which no resolved path starts with; a folder name ending in a
+    space keeps it)."""
+    assert _prefixes(["/", "/data", "/a b "]) == ("/", "/data/", "/a b /")
