@@ -6,10 +6,16 @@ read off GOOD by hand."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import duckdb
 import pyarrow as pa
+import pytest
 
-from ingestion.bundle import LINE, load_bundle, read_bundle
+from ingestion.bundle import LINE, BundleError, Problem, load_bundle, read_bundle
+from ingestion.bundle.manifest import MANIFEST_FORMAT, file_sha256
+from ingestion.bundle.problems import COMMAND_LINE
 from tests.worlds.good_bundle import GOOD_ROWS, TAXONOMY, good, write
 
 
@@ -41,15 +47,58 @@ def test_lines_are_a_last_required_column_when_asked_for(tmp_path):
 
 def test_a_load_checks_capabilities_against_the_callers_taxonomy(tmp_path):
     """Guards `load_bundle`'s arguments: a capability only the caller's taxonomy holds is
-    accepted (not checked against the seed's), and the rows reach the raw tables through the
-    load's own connection: the counts and one stored question."""
+    accepted (not checked against the seed's), an image under the caller's image root is
+    accepted (the roots handed on), and the rows reach the raw tables through the load's own
+    connection: the counts and one stored question."""
+    root = tmp_path.resolve() / "elsewhere"
+    root.mkdir()
     tables = good()
     tables["questions"][5]["capability"] = "ours_only"
+    tables["images"][0]["path"] = str(root / "i1.png")
     warehouse = tmp_path / "wh" / "w.duckdb"
-    counts = load_bundle(write(tmp_path / "b", tables), warehouse, TAXONOMY | {"ours_only"})
+    counts = load_bundle(write(tmp_path / "b", tables), warehouse, TAXONOMY | {"ours_only"}, [root])
     assert counts == GOOD_ROWS
     with duckdb.connect(str(warehouse), read_only=True) as con:
         stored = con.execute(
             "SELECT prompt_id, question_id FROM raw.questions WHERE capability = 'ours_only'"
         ).fetchall()
     assert stored == [("p3", "q1")]
+
+
+def test_a_release_whose_file_is_not_the_one_listed_is_refused_before_reading(tmp_path):
+    """Guards `read_bundle`'s manifest step: a file changed since its release is one problem
+    naming the file (no line), and the error keeps the folder."""
+    folder = write(tmp_path, good())
+    listed = {
+        path.name: {"table": path.stem, "rows": 1, "sha256": file_sha256(path)}
+        for path in folder.glob("*.jsonl")
+    }
+    listed["prompts.jsonl"]["sha256"] = "0" * 64
+    manifest = {"format": MANIFEST_FORMAT, "files": listed}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(BundleError) as refused:
+        read_bundle(folder, TAXONOMY)
+    assert refused.value.folder == folder
+    assert [(p.file, p.line) for p in refused.value.problems] == [("prompts.jsonl", None)]
+    actual = hashlib.sha256((folder / "prompts.jsonl").read_bytes()).hexdigest()
+    assert refused.value.problems[0].reason == (
+        f"changed since the release was written: SHA-256 expected {'0' * 64} (manifest.json), "
+        f"actual {actual}"
+    )
+
+
+def test_problems_are_ordered_command_line_first_then_by_table_and_line(tmp_path):
+    """Guards `_problem_order`: an image root that is not a folder (the command line's problem)
+    before any table's; then tables in contract order; within a table by line, not by reason
+    (line 2's "language ..." before line 3's "duplicate ...")."""
+    tables = good()
+    tables["prompts"][1]["language"] = "not a code"
+    tables["prompts"][2]["prompt_id"] = "p1"
+    folder = write(tmp_path / "b", tables)
+    with pytest.raises(BundleError) as refused:
+        read_bundle(folder, TAXONOMY, image_roots=[tmp_path / "no such folder"])
+    problems = refused.value.problems
+    assert problems[0].file == COMMAND_LINE
+    prompts = [(p.line, p.reason.split()[0]) for p in problems if p.file == "prompts.jsonl"]
+    assert prompts[:2] == [(2, "language"), (3, "duplicate")]
+    assert problems.index(Problem(COMMAND_LINE, None, problems[0].reason)) == 0
