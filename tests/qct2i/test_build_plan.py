@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+import yaml
 
 from ingestion.bundle import load_bundle
 from ingestion.bundle.append import append_bundle
 from ingestion.bundle.format import write_bundle
+from ingestion.paths import PROJECT_ROOT
 from ingestion.store.build_inputs import (
     BuildPlan,
     current_inputs,
@@ -168,3 +170,56 @@ def test_prepare_build_commits_the_pending_generators(world, monkeypatch):
         assert pending(con) == (False, {model})
     full, _ = prepare_build(world["warehouse"], {}, full=True)
     assert full == BuildPlan(True, (), "--full")
+
+
+# The per-generator models (docs/warehouse.md, "Incremental builds") and the staging view of the
+# judgments, whose rows per generator are that generator's evidence: an incremental build keeps
+# every other generator's rows as the last published build left them.
+_PER_GENERATOR = {
+    "int_official_judgments",
+    "int_question_validity",
+    "int_text_targets",
+    "int_text_match",
+    "int_prompt_sufficient_stats",
+    "int_root_contexts",
+    "int_coupling_prompt_effects",
+    "fct_question_records",
+    "fct_component_exactness",
+    "fct_failure_examples",
+    "stg_judgments",
+}
+
+
+def _narrowed_tests():
+    """(model, the test's key expression) of every data test configured `where:
+    rebuilt_generators_only` in the dbt project's yml files."""
+    narrowed = []
+    for path in sorted((PROJECT_ROOT / "models").rglob("*.yml")):
+        for model in yaml.safe_load(path.read_text(encoding="utf-8")).get("models", []):
+            for test in model.get("data_tests", []):
+                (arguments,) = test.values() if isinstance(test, dict) else ({},)
+                if (arguments.get("config") or {}).get("where") == "rebuilt_generators_only":
+                    narrowed.append((model["name"], arguments.get("column_name", "")))
+    return narrowed
+
+
+def test_an_incremental_build_narrows_only_tests_local_to_a_generator():
+    """Guards `where: rebuilt_generators_only`: a test narrowed to the rebuilt generators is
+    sound only on a model whose other generators' rows the build keeps (a cross-generator model
+    rebuilds them all, so narrowing its test would leave rebuilt rows untested) and with a key
+    holding `model_id` (else two generators' rows could collide unseen). Also guards against the
+    narrowing being dropped from the uniqueness tests of the per-generator tables, most of an
+    incremental build's test time at paper scale."""
+    narrowed = _narrowed_tests()
+    models = {model for model, _ in narrowed}
+    assert models <= _PER_GENERATOR
+    assert all(key.startswith("model_id || '/'") for _, key in narrowed)
+    assert models == {
+        "stg_judgments",
+        "int_official_judgments",
+        "int_question_validity",
+        "int_prompt_sufficient_stats",
+        "int_coupling_prompt_effects",
+        "int_root_contexts",
+        "fct_question_records",
+    }
