@@ -116,8 +116,10 @@ mutation: $(MUTMUT_STAMP)
 bench: $(DEV)
 	$(BIN)/python -m bench.run_bench
 
-# Paper scale and 10x (24.6 M question records) in one run: import, build, bootstrap, peak RSS
-# (writes bench/scale_results.json; about 15 minutes here, and about 5 GB of free disk at 10x).
+# Paper scale and 10x (24.6 M question records) in one run: import, build, bootstrap, the append
+# case (incremental against full build, bench/incremental.py), peak RSS (writes
+# bench/scale_results.json; about 15 minutes here before the append case, which adds two builds a
+# scale, and about 10 GB of free disk at 10x).
 bench-scale: $(DEV)
 	$(BIN)/python -m bench.run_scale
 
