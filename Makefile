@@ -119,7 +119,7 @@ bench: $(DEV)
 # Paper scale and 10x (24.6 M question records) in one run: import, build, bootstrap, the append
 # case (incremental against full build, bench/incremental.py), peak RSS (writes
 # bench/scale_results.json; about 15 minutes here before the append case, which adds two builds a
-# scale, and about 10 GB of free disk at 10x).
+# scale, and about 11 GB of free disk at 10x: bundle, warehouse, its append copy).
 bench-scale: $(DEV)
 	$(BIN)/python -m bench.run_scale
 
