@@ -102,3 +102,18 @@ def test_problems_are_ordered_command_line_first_then_by_table_and_line(tmp_path
     prompts = [(p.line, p.reason.split()[0]) for p in problems if p.file == "prompts.jsonl"]
     assert prompts[:2] == [(2, "language"), (3, "duplicate")]
     assert problems.index(Problem(COMMAND_LINE, None, problems[0].reason)) == 0
+
+
+def test_without_a_taxonomy_the_seeds_is_used(tmp_path):
+    """Guards `read_bundle`'s default: no taxonomy given means the seed's (seeds/capabilities.csv,
+    which lists `lighting`), not none at all: a `lighting` question is accepted, an unknown
+    capability refused by name."""
+    tables = good()
+    tables["questions"][5]["capability"] = "lighting"
+    assert read_bundle(write(tmp_path / "a", tables))["questions"].num_rows == 6
+    tables["questions"][5]["capability"] = "not_a_capability"
+    with pytest.raises(BundleError) as refused:
+        read_bundle(write(tmp_path / "b", tables))
+    assert [p.reason for p in refused.value.problems] == [
+        "unknown capability 'not_a_capability' (not in the taxonomy)"
+    ]

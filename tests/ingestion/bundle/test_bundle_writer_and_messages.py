@@ -9,7 +9,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from ingestion.bundle import BundleError, Problem, read_questions_file
+from ingestion.bundle import LINE, BundleError, Problem, read_questions_file
 from ingestion.bundle.append import _replace_hint
 from ingestion.bundle.format import TABLES, write_bundle
 from ingestion.bundle.read import _holds_lone_surrogate, _show
@@ -94,13 +94,15 @@ def test_an_empty_questions_file_is_refused_as_having_no_questions(tmp_path):
 
 
 def test_a_questions_file_of_one_question_is_read(tmp_path):
-    """Guards the empty-file rule's count: one question is a file with questions."""
+    """Guards the empty-file rule's count: one question is a file with questions; and the table
+    comes back without the reader's line column (`_accepted_table`'s default)."""
     row = {"prompt_id": "p", "question_id": "q1", "text": "a dog?", "capability": "animals"}
     row["parents"] = []
     path = tmp_path / "questions.jsonl"
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
     table = read_questions_file(path, {"animals"})
     assert table["question_id"].to_pylist() == ["q1"]
+    assert LINE not in table.column_names
 
 
 def test_the_append_hint_names_flags_only_where_a_slice_can_be_replaced():
