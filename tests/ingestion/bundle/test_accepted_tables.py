@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from ingestion.bundle import LINE, BundleError, Problem, load_bundle, read_bundle
+from ingestion.bundle.load import _problem_order
 from ingestion.bundle.manifest import MANIFEST_FORMAT, file_sha256
 from ingestion.bundle.problems import COMMAND_LINE
 from tests.worlds.good_bundle import GOOD_ROWS, TAXONOMY, good, write
@@ -117,3 +118,11 @@ def test_without_a_taxonomy_the_seeds_is_used(tmp_path):
     assert [p.reason for p in refused.value.problems] == [
         "unknown capability 'not_a_capability' (not in the taxonomy)"
     ]
+
+
+def test_a_tables_problem_without_a_line_comes_before_its_first_line():
+    """Guards `_problem_order`'s line for a problem without one: 0, before line 1 whatever the
+    reasons (not 1, which would order it among line 1's problems by reason)."""
+    lined = Problem("prompts.jsonl", 1, "a reason on line 1")
+    whole_file = Problem("prompts", None, "z: about the whole file")
+    assert sorted([lined, whole_file], key=_problem_order) == [whole_file, lined]
