@@ -45,3 +45,32 @@ def test_a_contradicting_append_is_refused_with_its_folder(tmp_path):
         append_bundle(folder, warehouse, capabilities=TAXONOMY)
     assert refused.value.folder == folder
     assert [(p.file, p.line) for p in refused.value.problems] == [("generators.jsonl", 1)]
+
+
+def test_replacing_a_generator_swaps_its_rows_in_every_table_and_counts_them(tmp_path):
+    """Guards `_drop_replaced_slices`: `--replace-model m2` deletes m2's stored rows in each
+    table the bundle carries m2 rows of (generators 1, images 1 (i3), judgments 3, transcriptions
+    1), keeps m1's,
+    and the bundle's m2 rows take their place: m2's q1 answer turned from yes to no."""
+    warehouse = tmp_path / "w.duckdb"
+    append_bundle(write(tmp_path / "first", good()), warehouse, capabilities=TAXONOMY)
+    changed = good()
+    m2_q1 = next(
+        row
+        for row in changed["judgments"]
+        if (row["model_id"], row["prompt_id"], row["question_id"]) == ("m2", "p1", "q1")
+    )
+    m2_q1["answer"], m2_q1["p_yes"] = "no", 0.1
+    result = append_bundle(
+        write(tmp_path / "second", changed), warehouse, ["m2"], capabilities=TAXONOMY
+    )
+    replaced = {name: n for name, n in result.replaced.items() if n}
+    assert replaced == {"generators": 1, "images": 1, "judgments": 3, "transcriptions": 1}
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        answers = con.execute(
+            "SELECT model_id, answer FROM raw.judgments "
+            "WHERE prompt_id = 'p1' AND question_id = 'q1' ORDER BY model_id"
+        ).fetchall()
+        judgments = con.execute("SELECT count(*) FROM raw.judgments").fetchone()[0]
+    assert answers == [("m1", "yes"), ("m2", "no")]
+    assert judgments == 9
