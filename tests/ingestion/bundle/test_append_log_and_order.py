@@ -50,8 +50,8 @@ def test_a_contradicting_append_is_refused_with_its_folder(tmp_path):
 def test_replacing_a_generator_swaps_its_rows_in_every_table_and_counts_them(tmp_path):
     """Guards `_drop_replaced_slices`: `--replace-model m2` deletes m2's stored rows in each
     table the bundle carries m2 rows of (generators 1, images 1 (i3), judgments 3, transcriptions
-    1), keeps m1's,
-    and the bundle's m2 rows take their place: m2's q1 answer turned from yes to no."""
+    1), keeps m1's, and the bundle's m2 rows take their place: m2's q1 answer turned from yes to
+    no."""
     warehouse = tmp_path / "w.duckdb"
     append_bundle(write(tmp_path / "first", good()), warehouse, capabilities=TAXONOMY)
     changed = good()
