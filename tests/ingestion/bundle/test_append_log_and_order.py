@@ -9,7 +9,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from ingestion.bundle import BundleError
+from ingestion.bundle import BundleError, Problem
 from ingestion.bundle.append import append_bundle
 from tests.worlds.good_bundle import TAXONOMY, good, write
 
@@ -34,17 +34,37 @@ def test_two_appends_log_two_append_rows_and_keep_generators_sorted(tmp_path):
     assert generators == ["m0", "m1", "m2"]
 
 
-def test_a_contradicting_append_is_refused_with_its_folder(tmp_path):
-    """Guards the refusal's folder: the bundle that contradicts the stored rows is named."""
+def test_contradictions_are_listed_up_to_50_rows_then_counted_as_more(tmp_path):
+    """Guards the refusal of a contradicting append: its folder kept; the file named as read
+    (`generators.parquet` for a Parquet bundle, not `.jsonl`); the first 50 contradicting rows
+    listed, one problem each, and a 51st row only said to exist (no line); exactly 50 rows
+    listed without that line. The stored bundle has 51 generators (m1, m2 and g00-g48)."""
     warehouse = tmp_path / "w.duckdb"
-    append_bundle(write(tmp_path / "first", good()), warehouse, capabilities=TAXONOMY)
-    changed = good()
-    changed["generators"][0]["display_name"] = "Another Name"
-    folder = write(tmp_path / "second", changed)
+    first = good()
+    first["generators"] += [{"model_id": f"g{i:02}", "display_name": "G"} for i in range(49)]
+    append_bundle(write(tmp_path / "first", first), warehouse, capabilities=TAXONOMY)
+    every_name_changed = good()
+    every_name_changed["generators"] = [
+        {**row, "display_name": "Renamed"} for row in first["generators"]
+    ]
+    folder = write(tmp_path / "all", every_name_changed, "parquet")
     with pytest.raises(BundleError) as refused:
         append_bundle(folder, warehouse, capabilities=TAXONOMY)
     assert refused.value.folder == folder
-    assert [(p.file, p.line) for p in refused.value.problems] == [("generators.jsonl", 1)]
+    problems = refused.value.problems
+    assert [(p.file, p.line) for p in problems[:50]] == [
+        ("generators.parquet", line) for line in range(1, 51)
+    ]
+    assert problems[50:] == [
+        Problem(
+            "generators.parquet", None, "more rows contradict stored ones (the first 50 are listed)"
+        )
+    ]
+    fifty_changed = good()
+    fifty_changed["generators"] = every_name_changed["generators"][:50] + first["generators"][50:]
+    with pytest.raises(BundleError) as refused:
+        append_bundle(write(tmp_path / "fifty", fifty_changed), warehouse, capabilities=TAXONOMY)
+    assert [p.line for p in refused.value.problems] == list(range(1, 51))
 
 
 def test_replacing_a_generator_swaps_its_rows_in_every_table_and_counts_them(tmp_path):
