@@ -94,3 +94,37 @@ def test_replacing_a_generator_swaps_its_rows_in_every_table_and_counts_them(tmp
         judgments = con.execute("SELECT count(*) FROM raw.judgments").fetchone()[0]
     assert answers == [("m1", "yes"), ("m2", "no")]
     assert judgments == 9
+
+
+def test_an_unlisted_model_and_a_new_question_of_a_stored_prompt_are_refused_where_they_are(
+    tmp_path,
+):
+    """Guards `_unlisted_models` and `_question_set_problems`: after good() is stored, a bundle
+    without a generators file bringing model m3 (image line 4, judgment line 10, transcription
+    line 3) and a new question q4 of the stored prompt p1 (questions line 7) is refused with
+    one problem per table where each first appears, named by its own file, in that order."""
+    warehouse = tmp_path / "w.duckdb"
+    append_bundle(write(tmp_path / "first", good()), warehouse, capabilities=TAXONOMY)
+    tables = good()
+    del tables["generators"]
+    tables["images"].append({**tables["images"][2], "image_id": "i4", "model_id": "m3"})
+    tables["judgments"].append({**tables["judgments"][0], "model_id": "m3"})
+    tables["transcriptions"].append({**tables["transcriptions"][0], "model_id": "m3"})
+    tables["questions"].append({**tables["questions"][1], "question_id": "q4", "parents": []})
+    with pytest.raises(BundleError) as refused:
+        append_bundle(write(tmp_path / "second", tables), warehouse, capabilities=TAXONOMY)
+    unlisted = (
+        "model 'm3' is not listed in generators (the warehouse's or this bundle's); "
+        "add its row to the bundle's generators file"
+    )
+    assert refused.value.problems == [
+        Problem(
+            "questions.jsonl",
+            7,
+            "question 'q4' is new, but prompt 'p1' is stored with its questions; a stored "
+            "prompt's questions cannot change (give the new version a new prompt_id)",
+        ),
+        Problem("images.jsonl", 4, unlisted),
+        Problem("judgments.jsonl", 10, unlisted),
+        Problem("transcriptions.jsonl", 3, unlisted),
+    ]
