@@ -128,3 +128,25 @@ def test_an_unlisted_model_and_a_new_question_of_a_stored_prompt_are_refused_whe
         Problem("judgments.jsonl", 10, unlisted),
         Problem("transcriptions.jsonl", 3, unlisted),
     ]
+
+
+def test_a_judge_to_replace_must_be_in_the_bundle_and_the_callers_taxonomy_is_used(tmp_path):
+    """Guards `append_bundle`'s arguments: the caller's taxonomy checks the bundle (a capability
+    only it holds is accepted, not checked against the seed's), and `--replace-judge` names a
+    judge slice (`judge_id`): one the bundle holds no rows of is refused on the command line,
+    with the folder, before the warehouse is touched."""
+    tables = good()
+    tables["questions"][5]["capability"] = "ours_only"
+    folder = write(tmp_path / "b", tables)
+    warehouse = tmp_path / "w.duckdb"
+    taxonomy = TAXONOMY | {"ours_only"}
+    with pytest.raises(BundleError) as refused:
+        append_bundle(folder, warehouse, capabilities=taxonomy, replace_judges=["nobody"])
+    assert refused.value.folder == folder
+    assert refused.value.problems == [
+        Problem(
+            "(command line)", None, "--replace-judge nobody: the bundle holds no rows of this judge"
+        )
+    ]
+    assert not warehouse.exists()
+    assert append_bundle(folder, warehouse, capabilities=taxonomy).added["questions"] == 6
