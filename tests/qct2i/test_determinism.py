@@ -1,7 +1,8 @@
 """Deterministic builds (issue 12): the same evidence gives byte-identical marts (one MD5 per
 mart over its sorted rows) across two builds, across a JSONL and a Parquet bundle (equal raw
-tables), and across an append of a 14th generator to 13 versus one import of all 14. Every step runs the console script
-as a user does: `qct2i import [--append]`, then `qct2i build`, which publishes.
+tables), and across an append of a 14th generator to 13 versus one import of all 14. Every step
+runs the console script as a user does: `qct2i import [--append]`, then `qct2i build`, which
+publishes.
 """
 
 from __future__ import annotations
