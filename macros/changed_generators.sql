@@ -6,8 +6,17 @@
 -#}
 {% macro changed_generators(column='model_id') -%}
     {%- if is_incremental() -%}
-        {{ column }} in (select pending.model_id from build_state.pending as pending)
+        {{ pending_generator(column) }}
     {%- else -%}
         true
     {%- endif -%}
+{%- endmacro %}
+
+{#-
+    The one predicate "this row's generator is being rebuilt" (`build_state.pending`), which
+    `changed_generators`, `delete_changed_generators` and `rebuilt_generators_only` each apply
+    under their own condition.
+-#}
+{% macro pending_generator(column='model_id') -%}
+    {{ column }} in (select pending.model_id from build_state.pending as pending)
 {%- endmacro %}

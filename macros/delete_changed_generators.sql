@@ -7,6 +7,6 @@
 {% macro delete_changed_generators() -%}
     {%- if is_incremental() -%}
         delete from {{ this }}
-        where model_id in (select pending.model_id from build_state.pending as pending)
+        where {{ pending_generator() }}
     {%- endif -%}
 {%- endmacro %}

@@ -13,7 +13,7 @@
 -#}
 {% macro rebuilt_generators_only(column='model_id') -%}
     {%- if var('incremental_build') -%}
-        {{ column }} in (select pending.model_id from build_state.pending as pending)
+        {{ pending_generator(column) }}
     {%- endif -%}
 {%- endmacro %}
 
