@@ -97,12 +97,15 @@ def load_extra_components(
     return components
 
 
-# Room a draw takes beyond the weights, an estimate until `make gpu-bench` measures each row's
-# peak: the denoiser's activations at batch 1 (attention through PyTorch's SDPA, which never
-# holds the full attention matrix) and the VAE's decode, whose full-resolution feature maps are a
-# draw's largest allocations and grow with the batch's pixels.
+# Room a draw takes beyond the weights: the denoiser's activations at batch 1 (attention through
+# PyTorch's SDPA, which never holds the full attention matrix) and the VAE's decode, whose
+# full-resolution feature maps are a draw's largest allocations and grow with the batch's pixels.
+# Calibrated on an H200 (`make gpu-bench`, 2026-12-04, batch 1; bench/RESULTS.md): the 1024^2
+# rows peaked 2.6-3.0 GB above their weights, Qwen-Image 7.56 GB at 1328^2 (1.76 MP), which the
+# first estimate (2 GB per megapixel: 5.53 GB) fell short of. 3.5 GB per megapixel covers every
+# measured row (Qwen-Image's with 0.6 GB to spare); how a batch grows it is not measured yet.
 ACTIVATION_BASE_GB = 2.0
-DECODE_GB_PER_MEGAPIXEL = 2.0
+DECODE_GB_PER_MEGAPIXEL = 3.5
 
 
 def activation_margin_gb(width: int, height: int, batch_size: int = 1) -> float:
