@@ -55,15 +55,16 @@ WARMUP_STEPS = 1
 FULL_STEP_ROWS = 2  # the cheapest rows drawn at their full step count too
 LAST_ROW = "flux2-dev"  # the largest (113 GB of weights): whatever time is left goes to it
 # A job's cap is its share of the time left in proportion to its estimated seconds on the GPU
-# machine (guesses until a run measures them): a child's start (its CUDA context), its building
-# and each denoising step per billion parameters (about 0.2 s a step for a 10 B row at 1 MP), and
-# GLM-Image's 1,281 autoregressive tokens at 1024^2 (about 30 ms each, eager `generate`)
-ROW_START_S = 15.0
-BUILD_S_PER_B = 0.2
+# machine, calibrated on the H200 run of 2026-12-04 (bench/RESULTS.md): a child's start (a spawned
+# child's imports and CUDA context, 12-15 s) and its building (3-5 s whatever its size); each
+# denoising step per billion parameters (0.0095-0.036 s measured at 1 MP, the CFG rows the
+# dearest); GLM-Image's 1,281 autoregressive tokens at 1024^2 (eager `generate`: its warm-up's
+# had not ended after 118 s); the judge's figures (35.5 s of a 480 s budget)
+ROW_START_S = 18.0
 STEP_S_PER_B = 0.02
-AUTOREGRESSIVE_S = 40.0
+AUTOREGRESSIVE_S = 130.0
 AUTOREGRESSIVE = {"GlmImagePipeline"}
-JUDGE_SHARE = 0.2  # of the budget, planned for the judge
+JUDGE_SHARE = 0.1  # of the budget, planned for the judge
 PLAN_CAP_S = 120.0
 EXIT_GRACE_S = 30.0  # for a child that has sent its figures to release the device and exit
 CHILD = "bench.gpu_bench_child"
@@ -175,12 +176,12 @@ def cap_share(left_s: float, estimates: list[float]) -> float:
 
 
 def row_estimate_s(plan: dict, params: int, k_steps: tuple[int, int]) -> float:
-    """A row's estimated seconds on the GPU machine, its claim on the budget: its start, its
-    building and the denoising steps it runs (warm-up, the timed calls, and the full draw for the
-    cheapest rows), both in proportion to its parameters."""
+    """A row's estimated seconds on the GPU machine, its claim on the budget: its start and
+    building, and the denoising steps it runs (warm-up, the timed calls, and the full draw for
+    the cheapest rows) in proportion to its parameters."""
     timed = TIMED_PAIRS * sum(k_steps)
     steps_run = WARMUP_STEPS + timed + (plan["steps"] if plan["full_steps"] else 0)
-    estimate = ROW_START_S + params / 1e9 * (BUILD_S_PER_B + steps_run * STEP_S_PER_B)
+    estimate = ROW_START_S + params / 1e9 * steps_run * STEP_S_PER_B
     if plan["pipeline_class"] in AUTOREGRESSIVE:
         estimate += AUTOREGRESSIVE_S
     return estimate

@@ -135,15 +135,15 @@ def test_caps_add_up_within_the_budget_and_time_saved_goes_to_later_jobs():
 def test_a_rows_estimate_counts_its_start_build_and_steps():
     plan = {"steps": 50, "full_steps": False, "pipeline_class": "FluxPipeline"}
     # 10 B parameters, 1 + 2 x (2 + 8) steps (the pair timed twice):
-    # 15 + 10 x (0.2 + 21 x 0.02) = 21.2 s
-    assert gpu_bench_run.row_estimate_s(plan, 10_000_000_000, (2, 8)) == pytest.approx(21.2)
-    # drawn at its full 50 steps too: 15 + 10 x (0.2 + 71 x 0.02) = 31.2 s
+    # 18 + 10 x 21 x 0.02 = 22.2 s
+    assert gpu_bench_run.row_estimate_s(plan, 10_000_000_000, (2, 8)) == pytest.approx(22.2)
+    # drawn at its full 50 steps too: 18 + 10 x 71 x 0.02 = 32.2 s
     full = plan | {"full_steps": True}
-    assert gpu_bench_run.row_estimate_s(full, 10_000_000_000, (2, 8)) == pytest.approx(31.2)
-    glm = plan | {"pipeline_class": "GlmImagePipeline"}  # and 40 s for its prior tokens
-    assert gpu_bench_run.row_estimate_s(glm, 10_000_000_000, (2, 8)) == pytest.approx(61.2)
-    # the judge claims a fifth of the whole: 80 s of rows -> 20 s
-    assert gpu_bench_run.judge_estimate_s([30.0, 50.0]) == pytest.approx(20.0)
+    assert gpu_bench_run.row_estimate_s(full, 10_000_000_000, (2, 8)) == pytest.approx(32.2)
+    glm = plan | {"pipeline_class": "GlmImagePipeline"}  # and 130 s for its prior tokens
+    assert gpu_bench_run.row_estimate_s(glm, 10_000_000_000, (2, 8)) == pytest.approx(152.2)
+    # the judge claims a tenth of the whole: 90 s of rows -> 10 s
+    assert gpu_bench_run.judge_estimate_s([40.0, 50.0]) == pytest.approx(10.0)
 
 
 # ---------------------------------------------------------------------------------- order
