@@ -14,6 +14,19 @@ DEFAULT_WAREHOUSE = PROJECT_ROOT / "warehouse" / "qct2i.duckdb"
 DBT_BUILD_EXCLUDES = ("--exclude-resource-type", "unit_test")
 
 
+# What one of the project's own DuckDB connections may hold in memory: the dbt profile's limit
+# (profiles.yml: QCT2I_DUCKDB_MEMORY_LIMIT, default 8 GB), so the Python side spills past it as
+# dbt's side does, instead of taking DuckDB's default of 80 % of the machine's memory.
+DEFAULT_DUCKDB_MEMORY_LIMIT = "8GB"
+
+
+def duckdb_config() -> dict[str, str]:
+    """`duckdb.connect(..., config=duckdb_config())` for a connection that may read or write a
+    whole warehouse (mart fingerprints, an evidence release's export)."""
+    limit = os.environ.get("QCT2I_DUCKDB_MEMORY_LIMIT", DEFAULT_DUCKDB_MEMORY_LIMIT)
+    return {"memory_limit": limit}
+
+
 def warehouse_path() -> Path:
     """The DuckDB file named by QCT2I_WAREHOUSE (relative paths are taken from the project root)."""
     configured = os.environ.get("QCT2I_WAREHOUSE")

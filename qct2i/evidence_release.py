@@ -36,7 +36,7 @@ import yaml
 
 from ingestion.bundle.format import QUESTION_ORDER, TABLES, TableSpec
 from ingestion.bundle.manifest import MANIFEST_FORMAT, MANIFEST_NAME, file_sha256
-from ingestion.paths import PROJECT_ROOT
+from ingestion.paths import PROJECT_ROOT, duckdb_config
 from ingestion.store.warehouse import code_version_of_checkout
 from reporting.facts import relation_names
 from reporting.fingerprints import fingerprints_of, mart_fingerprints
@@ -105,7 +105,7 @@ def _move_into_place(staging: Path, folder: Path) -> None:
 def _write_release(warehouse: Path, out: Path) -> dict:
     """The tables, then the manifest, all read through one read-only connection: the evidence and
     the mart hashes come from the same file even if a build publishes meanwhile."""
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with duckdb.connect(str(warehouse), read_only=True, config=duckdb_config()) as con:
         stored = set(relation_names(con, "raw"))
         tables = {name: _evidence_table(con, spec, stored) for name, spec in TABLES.items()}
         build = _build_stamp(con)
