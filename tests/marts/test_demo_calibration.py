@@ -5,7 +5,14 @@ The demo warehouse is the session's one (`demo_warehouse` in tests/conftest.py).
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import query
+
+# The demo world built whole (about 45 s): `make validate`, not CI (docs/testing.md, "Tiers"); the
+# simulator's own calibration to Table 2, without a build, stays in CI
+# (tests/ingestion/sources/test_simulator_calibration.py)
+pytestmark = pytest.mark.validation
 
 TOLERANCE_POINTS = 3.0
 

@@ -15,6 +15,10 @@ from scipy.stats import spearmanr
 from ingestion.sources.simulator import SimulationConfig, load_generators, simulate
 from tests.helpers import build_structure_warehouse, build_warehouse, query, warehouse_in
 
+# A statistical study through the real build (two worlds, five null worlds): `make validate`,
+# not CI (docs/testing.md, "Tiers")
+pytestmark = pytest.mark.validation
+
 ALL_MODELS = [g["model_id"] for g in load_generators()]
 
 
