@@ -8,9 +8,14 @@ line numbers are positions in the lists of GOOD, counted from 1.
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from ingestion.bundle import BundleError, Problem, read_bundle
+from ingestion.bundle.checks import _left_after_topological_sort, parent_problems, run_checks
+from ingestion.bundle.format import SAFE_ID_RULE, TABLES
+from ingestion.bundle.problems import LINE
+from ingestion.bundle.read import ReadTable
 from tests.worlds.good_bundle import (
     GOOD,
     TAXONOMY,
@@ -274,3 +279,160 @@ def test_problem_without_a_line_names_only_the_file():
     assert str(Problem("questions", None, "required file is missing")) == (
         "questions: required file is missing"
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# The checks on tables built in memory (no files, no reader: milliseconds, for mutation testing)
+# ------------------------------------------------------------------------------------------------
+
+
+def _read_in_memory(rows_by_table: dict[str, list[dict]]) -> dict[str, ReadTable]:
+    """Every table of the format as the reader would hand it over: a missing key is null, and
+    each row's line is its position in its list, counted from 1."""
+    read = {}
+    for name, spec in TABLES.items():
+        fields = [pa.field(c.name, c.type) for c in spec.columns] + [pa.field(LINE, pa.int64())]
+        rows = [{**row, LINE: line} for line, row in enumerate(rows_by_table.get(name, []), 1)]
+        table = pa.Table.from_pylist(rows, schema=pa.schema(fields))
+        read[name] = ReadTable(spec, f"{name}.jsonl", table)
+    return read
+
+
+def _found(read: dict[str, ReadTable], capabilities=TAXONOMY) -> set[tuple]:
+    return {(p.file, p.line, p.reason) for p in run_checks(read, capabilities)}
+
+
+_PROMPT = {"concept_id": "c1", "language": "en", "source": "dsg", "text": "a dog"}
+_QUESTION = {"text": "dog?", "capability": "animals", "parents": []}
+_IMAGE = {"prompt_id": "p1", "model_id": "m1", "width": 8, "height": 8}
+
+
+def test_each_meaning_rule_reports_its_exact_reason_and_blank_ids_only_once():
+    """Guards against checks.py mutants that change what a rule says or whom it reports:
+    meaning_checks_21/22/38/69/81/194/234/246 (reasons re-cased), _65/_232 (the allowed
+    values 'yes'/'repaired' re-cased, so a good row is refused), _34/_154/_268 (a key
+    re-cased: no longer an id, so a blank one is reported again as unknown),
+    _duplicate_check_17 (the ids not selected, so two rows of one unsafe id are reported
+    again as duplicates), checks_connection_12 (shown()'s "characters" re-cased)."""
+    read = _read_in_memory(
+        {
+            "prompts": [
+                {**_PROMPT, "prompt_id": "p1"},
+                {**_PROMPT, "prompt_id": "p2", "language": "chinese!"},
+                {**_PROMPT, "prompt_id": "p3"},  # no question names it
+                {**_PROMPT, "prompt_id": " "},
+            ],
+            "questions": [
+                {**_QUESTION, "prompt_id": "p1", "question_id": "q1", "compliant_answer": "yes"},
+                {**_QUESTION, "prompt_id": "p1", "question_id": "q2", "compliant_answer": "maybe"},
+                {**_QUESTION, "prompt_id": "p2", "question_id": "q1", "capability_source": ""},
+                {**_QUESTION, "prompt_id": "  ", "question_id": "q1"},
+            ],
+            "generators": [{"model_id": "m1", "display_name": "Model One"}],
+            "images": [
+                {**_IMAGE, "image_id": "i1", "height": 0},
+                {**_IMAGE, "image_id": "a b"},
+                {**_IMAGE, "image_id": "a b"},
+                {**_IMAGE, "image_id": "a " + "b" * 40},  # 42 characters
+            ],
+            "judgments": [
+                {"prompt_id": "p1", "model_id": "m1", "question_id": "q1", "judge_id": "default"},
+                {"prompt_id": "   ", "model_id": "m1", "question_id": "q1", "judge_id": "default"},
+            ],
+            "conversion_report": [
+                {
+                    "source_file": "a.jsonl",
+                    "line": 1,
+                    "dirty_class": "x",
+                    "action": "repaired",
+                    "reason": "r",
+                },
+                {
+                    "source_file": "a.jsonl",
+                    "line": 0,
+                    "dirty_class": "x",
+                    "action": "kept",
+                    "reason": "r",
+                },
+            ],
+        }
+    )
+    # The three blank prompt ids differ, so that none is found by another's reference.
+    unsafe = f"is not a safe id ({SAFE_ID_RULE})"
+    # shown() of the 42-character id: its first 40 characters as JSON ("a " and 38 b's), then
+    # the length; the two "a b" rows are unsafe, not duplicates (a reported id is not rechecked).
+    long_id = '"a ' + "b" * 38 + '"... (42 characters)'
+    assert _found(read) == {
+        ("prompts.jsonl", 2, "language 'chinese!' is not a BCP-47 code"),
+        ("prompts.jsonl", 3, "prompt 'p3' has no questions"),
+        ("prompts.jsonl", 4, "empty prompt_id"),
+        ("questions.jsonl", 2, "compliant_answer must be 'yes', 'no' or null, got 'maybe'"),
+        ("questions.jsonl", 3, "empty capability_source (null when unknown)"),
+        ("questions.jsonl", 4, "empty prompt_id"),
+        ("images.jsonl", 1, "height must be > 0, got 0"),
+        ("images.jsonl", 2, f'image_id "a b" {unsafe}'),
+        ("images.jsonl", 3, f'image_id "a b" {unsafe}'),
+        ("images.jsonl", 4, f"image_id {long_id} {unsafe}"),
+        ("judgments.jsonl", 2, "empty prompt_id"),
+        ("conversion_report.jsonl", 2, "action must be 'repaired' or 'dropped', got 'kept'"),
+        ("conversion_report.jsonl", 2, "line must be >= 1, got 0"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("generators", "found"),
+    [
+        ([], set()),  # no generators listed: the images' models are not checked
+        (
+            [{"model_id": "m1", "display_name": "Model One"}],
+            {("images.jsonl", 1, "model 'm9' is not listed in generators")},
+        ),
+    ],
+)
+def test_models_are_checked_only_against_a_listed_generator(generators, found):
+    """Guards against run_checks_18 (`complete or rows > 0`) and _19 (`rows >= 0`), which
+    check the models against an empty generators table, and _20 (`rows > 1`), which skips
+    the check when exactly one generator is listed."""
+    read = _read_in_memory(
+        {
+            "prompts": [{**_PROMPT, "prompt_id": "p1"}],
+            "questions": [{**_QUESTION, "prompt_id": "p1", "question_id": "q1"}],
+            "generators": generators,
+            "images": [{**_IMAGE, "image_id": "i1", "model_id": "m9"}],
+        }
+    )
+    assert _found(read) == found
+
+
+def test_a_cycle_is_named_in_the_order_of_its_first_lines_and_a_stray_parent_by_prompt():
+    """Guards against _cycle_problems_13/_15 (the cycle's questions sorted by name, so it is
+    reported at qa's line 2 as 'qa', 'qb') and parent_problems_33 (the prompt not handed to
+    the edge reasons: "of prompt None")."""
+    rows = [
+        {"prompt_id": "p1", "question_id": "qb", "parents": ["qa"]},
+        {"prompt_id": "p1", "question_id": "qa", "parents": ["qb"]},
+        {"prompt_id": "p1", "question_id": "qc", "parents": ["q9"]},
+    ]
+    questions = _read_in_memory({"questions": rows})["questions"]
+
+    assert [(p.line, p.reason) for p in parent_problems(questions)] == [
+        (3, "parent 'q9' is not a question of prompt 'p1'"),
+        (1, "questions 'qb', 'qa' of prompt 'p1' form a cycle of parents"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("edges", "stuck"),
+    [
+        ([("a", "b"), ("b", "c")], set()),  # a chain: every question sorted
+        ([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")], set()),  # d waits for two parents
+        # b <-> c is a cycle; d hangs below it; a above it is sorted
+        ([("a", "b"), ("b", "c"), ("c", "b"), ("c", "d")], {"b", "c", "d"}),
+    ],
+)
+def test_the_kahn_sort_leaves_only_the_questions_on_or_below_a_cycle(edges, stuck):
+    """Guards against _left_after_topological_sort_4 to _14: a child or a ready question
+    replaced by None, a parent counted 0, 2 or -1 times, the count lowered by 2 or raised,
+    no question ready or the wrong ones ready: each leaves a sortable question behind (or
+    sorts the diamond's d before its second parent)."""
+    assert _left_after_topological_sort(edges) == stuck
