@@ -7,10 +7,11 @@ expected values by hand."""
 from __future__ import annotations
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from ingestion.bundle import BundleError, Problem
-from ingestion.bundle.append import append_bundle
+from ingestion.bundle.append import _drop_replaced_slices, _Slice, append_bundle
 from tests.worlds.good_bundle import TAXONOMY, good, write
 
 
@@ -150,3 +151,19 @@ def test_a_judge_to_replace_must_be_in_the_bundle_and_the_callers_taxonomy_is_us
     ]
     assert not warehouse.exists()
     assert append_bundle(folder, warehouse, capabilities=taxonomy).added["questions"] == 6
+
+
+def test_a_model_and_a_judge_replaced_together_drop_either_slice():
+    """Guards against append._drop_replaced_slices_12: the DELETE's two slices joined by
+    "XX OR XX" instead of " OR ", which only `--replace-model` with `--replace-judge` builds."""
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA raw")
+    con.execute('CREATE TABLE raw.judgments ("model_id" VARCHAR, "judge_id" VARCHAR)')
+    stored = [("m1", "j1"), ("m1", "j2"), ("m2", "j2"), ("m2", "j1")]
+    con.executemany("INSERT INTO raw.judgments VALUES (?, ?)", stored)
+    bundle = pa.table({"model_id": ["m1", "m3"], "judge_id": ["j3", "j2"]})
+    slices = [_Slice("model_id", "m1"), _Slice("judge_id", "j2")]
+
+    # m1's two rows and j2's (m2, j2): three dropped, (m2, j1) kept
+    assert _drop_replaced_slices(con, "judgments", bundle, slices) == 3
+    assert con.execute("SELECT * FROM raw.judgments").fetchall() == [("m2", "j1")]
