@@ -14,9 +14,12 @@ import pyarrow as pa
 import pytest
 
 from ingestion.bundle import LINE, BundleError, Problem, load_bundle, read_bundle
-from ingestion.bundle.load import _problem_order
+from ingestion.bundle import load as bundle_load
+from ingestion.bundle.format import TABLES
+from ingestion.bundle.load import _problem_order, read_questions_file
 from ingestion.bundle.manifest import MANIFEST_FORMAT, file_sha256
 from ingestion.bundle.problems import COMMAND_LINE
+from ingestion.bundle.read import ReadTable
 from tests.worlds.good_bundle import GOOD_ROWS, TAXONOMY, good, write
 
 
@@ -126,3 +129,18 @@ def test_a_tables_problem_without_a_line_comes_before_its_first_line():
     lined = Problem("prompts.jsonl", 1, "a reason on line 1")
     whole_file = Problem("prompts", None, "z: about the whole file")
     assert sorted([lined, whole_file], key=_problem_order) == [whole_file, lined]
+
+
+def test_a_questions_files_problem_without_a_line_comes_before_line_1(tmp_path, monkeypatch):
+    """Guards against load.read_questions_file_92 (`p.line or 1`: a line-less problem sorted as
+    line 1, after a line-1 problem whose reason sorts first). Such a pair comes only from a
+    Parquet file both non-UTF-8 and otherwise corrupt, so the reader's answer is stood in for."""
+    problems = [Problem("q.jsonl", 1, "a: on line 1"), Problem("q.jsonl", None, "z: the file")]
+    unusable = ReadTable(TABLES["questions"], "q.jsonl", pa.table({}), False, problems)
+    monkeypatch.setattr(bundle_load, "read_jsonl", lambda path, spec: unusable)
+    (tmp_path / "q.jsonl").write_bytes(b"")
+
+    with pytest.raises(BundleError) as refused:
+        read_questions_file(tmp_path / "q.jsonl", TAXONOMY)
+
+    assert [p.line for p in refused.value.problems] == [None, 1]
