@@ -318,7 +318,7 @@ def _read_lines(raw_lines: list[bytes], first_line: int, read: ReadTable) -> pa.
                 read.problems.append(Problem(file, number, reason))
                 read.type_errors.add((number, column.name))
                 value = None
-            values[column.name].append(value)
+            values[column.name].append(_as_read(value, column.type))
     arrays = {c.name: pa.array(values[c.name], c.type) for c in spec.columns}
     return _with_lines(arrays, spec, lines)
 
@@ -380,6 +380,12 @@ def _fits(value: object, type_: pa.DataType) -> bool:
     if type_ == _FLOAT:
         return type(value) is float or (type(value) is int and abs(value) < 2**1023)
     return isinstance(value, list) and all(item is None or isinstance(item, str) for item in value)
+
+
+def _as_read(value: object, type_: pa.DataType) -> object:
+    """A JSON integer in a number column as the double the fast reader makes of it: Arrow refuses
+    an integer a double cannot hold exactly (above 2**53) where the fast reader rounds it."""
+    return float(value) if type_ == _FLOAT and type(value) is int else value
 
 
 def _show(value: object) -> str:

@@ -613,3 +613,16 @@ def test_every_column_not_utf8_is_reported_and_a_corrupt_one_by_name():
     assert bundle_read._invalid_utf8("f", corrupt) == [
         Problem("f", None, "column 'c' is corrupt: offsets out of order")
     ]
+
+
+@pytest.mark.parametrize("leading", ["", " "])
+def test_a_huge_integer_cost_reads_as_the_same_double_on_either_path(tmp_path, leading):
+    """A number column's JSON integer above 2**53 (2**64 + 1 here): the per-line reader (a
+    leading space sends the file there) once handed it to Arrow as an integer, which refused
+    it with an uncaught ArrowInvalid (a traceback, not a refusal). Both paths must read the
+    double a JSON parser rounds it to, float(2**64 + 1) = 2.0**64."""
+    row = f'{leading}{{"model_id": "m1", "display_name": "M", "cost_gpu_s_per_mp": {2**64 + 1}}}'
+    (tmp_path / "generators.jsonl").write_text(row + "\n", encoding="utf-8")
+    read = bundle_read.read_jsonl(tmp_path / "generators.jsonl", TABLES["generators"])
+    assert read.problems == []
+    assert read.table["cost_gpu_s_per_mp"].to_pylist() == [2.0**64]
