@@ -104,29 +104,64 @@ def test_killed_at_each_named_step_then_the_next_run_goes_on_without_cleanup(pub
     finish_without_cleanup(published, worlds)
 
 
-def kill_after(args: list[str], warehouse: Path, delay_s: float) -> int:
+def kill_after(args: list[str], warehouse: Path, delay_s: float, *, once_dbt_runs=False) -> int:
+    """Start `qct2i ARGS`, SIGKILL it `delay_s` later (counted from its dbt child's start with
+    `once_dbt_runs`), and return its exit status (0 when it finished first)."""
     process = subprocess.Popen(
         [QCT2I, *args], env=cli_env(warehouse), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
+    if once_dbt_runs:
+        wait_for_dbt(process)
     time.sleep(delay_s)
     process.send_signal(signal.SIGKILL)  # a no-op if it already finished
     return process.wait(timeout=600)
 
 
-# Two seeds: the import killed late (2.1 s, in its work) and early (0.5 s, in start-up), the build
-# at 9.2 and 10.3 s, in its dbt run. A third seed (2.4 s, 11.4 s) repeated the first's windows
-# for a full dbt build more (~25 s of CI).
-@pytest.mark.parametrize("seed", [0, 1])
-def test_kill_9_at_seeded_random_times_in_import_and_build(published, worlds, seed):
-    rng = random.Random(seed)
-    # a hand-bundle import takes about 1.5 s here and a build about 10 s (console script start-up
-    # included), so these windows cover start-up, the work and its end
-    kill_after(["import", str(worlds["new_bundle"])], published, rng.uniform(0.2, 2.5))
+def wait_for_dbt(process: subprocess.Popen, limit_s: float = 120.0) -> None:
+    """Until `process` has started its `dbt` child (Linux: /proc/PID/task/PID/children)."""
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    deadline = time.monotonic() + limit_s
+    while process.poll() is None and time.monotonic() < deadline:
+        for child in children.read_text().split():
+            try:
+                argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")[:2]
+            except OSError:  # it ended meanwhile (a `git rev-parse`, say)
+                continue
+            if any(Path(arg.decode()).name == "dbt" for arg in argv):
+                return  # `dbt ...`, or python running the dbt console script
+        time.sleep(0.02)
+    raise AssertionError(f"`qct2i` (pid {process.pid}) started no dbt within {limit_s:.0f} s")
+
+
+def timed_cli(args: list[str], warehouse: Path) -> float:
+    """Seconds `qct2i ARGS` took, start-up included; it must succeed."""
+    began = time.monotonic()
+    done = run_cli(args, warehouse)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return time.monotonic() - began
+
+
+def test_kill_9_at_seeded_random_times_in_an_import_and_in_a_builds_dbt_run(
+    published, worlds, tmp_path
+):
+    """The import killed at a seeded random point of a clean import's duration on this machine
+    (0.30-0.95 of it: the end of its start-up or its work), the build at a seeded random time
+    after its dbt child started (0.5-5 s: dbt's start-up and saved parse take about 2 s of a
+    hand build's 6-10, so mostly in its run, tables half built). Each time the published file is
+    the old build, whole, and the next import and build publish the new one. Timed from what
+    each command does rather than from the clock, the kills land in the same phases on a fast
+    machine and a slow one. (Two more seeds, each a full dbt build, hit the same windows.)"""
+    rng = random.Random(0)
+    scratch = copy_warehouse(published, tmp_path / "clean")
+    clean_s = timed_cli(["import", str(worlds["new_bundle"])], scratch)
+    kill_after(["import", str(worlds["new_bundle"])], published, rng.uniform(0.3, 0.95) * clean_s)
     assert assert_old_or_new_whole(published, worlds) == "old"
     assert run_cli(["import", str(worlds["new_bundle"])], published).returncode == 0
 
-    kill_after(["build"], published, rng.uniform(0.5, 12.0))
-    assert_old_or_new_whole(published, worlds)
+    delay_s = rng.uniform(0.5, 5.0)
+    killed = kill_after(["build"], published, delay_s, once_dbt_runs=True)
+    assert killed == -signal.SIGKILL, f"the build ended before its kill, {delay_s:.1f} s into dbt"
+    assert assert_old_or_new_whole(published, worlds) == "old"
     built = run_cli(["build"], published)  # no orphaned dbt holds the working copy
     assert built.returncode == 0, built.stderr[-3000:]
     assert assert_old_or_new_whole(published, worlds) == "new"
@@ -153,17 +188,18 @@ def appended(worlds, tmp_path_factory) -> dict:
     write_bundle(bundle, tables)
     clean = copy_warehouse(worlds["old_file"], root)
     before = raw_state(clean)
-    done = run_cli(["import", "--append", str(bundle)], clean)
-    assert done.returncode == 0, done.stderr
+    seconds = timed_cli(["import", "--append", str(bundle)], clean)
     after = raw_state(clean.with_name("w.working.duckdb"))
     assert len(after["judgments"]) == 2 * len(before["judgments"])
-    return {"bundle": bundle, "before": before, "after": after}
+    return {"bundle": bundle, "before": before, "after": after, "seconds": seconds}
 
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_kill_9_during_an_append_leaves_the_raw_tables_before_or_after(published, appended, seed):
+    """Killed at a seeded random point of a clean append's duration (0.3-0.95 of it)."""
     rng = random.Random(seed)
-    kill_after(["import", "--append", str(appended["bundle"])], published, rng.uniform(0.2, 2.5))
+    delay_s = rng.uniform(0.3, 0.95) * appended["seconds"]
+    kill_after(["import", "--append", str(appended["bundle"])], published, delay_s)
     working = published.with_name("w.working.duckdb")
     state = raw_state(working if working.exists() else published)
     assert state in (appended["before"], appended["after"])
