@@ -22,6 +22,7 @@ read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -119,20 +120,29 @@ def stratified_sample(strata: np.ndarray, n: int, rng: np.random.Generator) -> P
 
 @dataclass(frozen=True)
 class Planner:
-    """What the strategies know: the reference generators' evidence (never the new one's)."""
+    """What the strategies know: the reference generators' evidence (never the new one's).
+
+    The references' arrays, item model and strata are computed once per planner and kept: the
+    leave-one-generator-out validation asks each fold's planner for them once per strategy and
+    estimator, and each was a copy of [C, K, L, T] (a quarter of a gigabyte at 10x paper scale)
+    or a fit."""
 
     stats: ConceptStats
     references: tuple[int, ...]  # model indices of the fully evaluated generators
 
-    @property
+    @cached_property
     def numerator(self) -> np.ndarray:
         return self.stats.numerator[:, list(self.references)]
 
-    @property
+    @cached_property
     def denominator(self) -> np.ndarray:
         return self.stats.denominator[:, list(self.references)]
 
     def items(self) -> ItemModel:
+        return self._items
+
+    @cached_property
+    def _items(self) -> ItemModel:
         num, den = self.numerator, self.denominator
         return fit_items(num, den, reference_abilities(num, den))
 
@@ -145,6 +155,10 @@ class Planner:
         raise ValueError(f"strategy {strategy!r} has no size measure; expected random or irt")
 
     def strata(self) -> np.ndarray:
+        return self._strata
+
+    @cached_property
+    def _strata(self) -> np.ndarray:
         return difficulty_strata(self.numerator, self.denominator, self.stats)
 
 
