@@ -181,7 +181,7 @@ NEW_QUESTIONS = {  # prompt: (concept, the question as written, compliant answer
 }
 NEW_ANSWERS = {  # (model, prompt): stored answers of (default, second); None = missing
     ("m1", "cC-en"): ("no", "no"),  # both judges said "yes": a cat where none should be
-    ("m1", "cC-zh"): ("no", "no"),
+    ("m1", "cC-zh"): ("no", None),  # the same concept failing with one judge (second missing)
     ("m1", "cD-en"): ("no", None),
     ("m1", "cE-en"): ("no", "no"),
     ("m2", "cC-en"): ("yes", "yes"),
@@ -282,24 +282,27 @@ def test_examples_one_per_concept_most_judges_failing_first(two_judge_examples):
     """The order of the examples, by hand (the yml's): one per concept, then more judges failing,
     then fewer passing, then md5 of model/prompt/question ascending.
 
-    m1 logical_constraints: cC-en, cC-zh and cE-en fail with both judges, cD-en with one (the
-    other missing). cC-en and cC-zh are one concept: md5 picks cC-zh (4984... < dd6e...); then
-    cE-en (1dec...) before cC-zh, and cD-en last. Without one per concept, cC-en would take
+    m1 logical_constraints: cC-en and cE-en fail with both judges, cC-zh and cD-en with one (the
+    other missing). cC-en and cC-zh are one concept, and its failure with more judges stands for
+    it: cC-en, though md5 alone (4984... < dd6e...) would pick cC-zh; then cE-en (1dec...)
+    before cC-en, and cD-en last. Without one per concept, cC-zh (4984... < 7569...) would take
     cD-en's place; alphabetically cC would lead.
     m1 text_rendering: cB-en q2 fails with both judges, cA-en q7 with one (the second passes it):
     cB first, against the alphabet and the one-judge world's hash order.
     m2 logical_constraints: cD-en and cE-en each fail with one judge; cD-en's second judge passes
     it, cE-en's is missing: cE-en first, though md5 (d523... < f556...) would put cD-en first.
-    Planted bug it catches (issue 36): `ranked`'s order turned around (n_judges_failing asc,
-    n_judges_complying desc) in fct_failure_examples.sql."""
+    Planted bugs it catches (issue 36): `ranked`'s order turned around (n_judges_failing asc,
+    n_judges_complying desc) in fct_failure_examples.sql, and `one_per_concept`'s (it would
+    keep cC-zh)."""
     assert _md5("m1/cC-zh/q1") < _md5("m1/cC-en/q1")
-    assert _md5("m1/cE-en/q1") < _md5("m1/cC-zh/q1")
+    assert _md5("m1/cE-en/q1") < _md5("m1/cC-en/q1")
+    assert _md5("m1/cC-zh/q1") < _md5("m1/cD-en/q1")
     assert _md5("m2/cD-en/q1") < _md5("m2/cE-en/q1")
     order = [r[:4] for r in two_judge_examples]
     assert order == [
         ("m1", "color", 1, "cA-en"),
         ("m1", "logical_constraints", 1, "cE-en"),
-        ("m1", "logical_constraints", 2, "cC-zh"),
+        ("m1", "logical_constraints", 2, "cC-en"),
         ("m1", "logical_constraints", 3, "cD-en"),
         ("m1", "text_rendering", 1, "cB-en"),
         ("m1", "text_rendering", 2, "cA-en"),
@@ -310,8 +313,8 @@ def test_examples_one_per_concept_most_judges_failing_first(two_judge_examples):
     by_key = {r[:3]: r for r in two_judge_examples}
     # the cat question: both judges said "yes" where a compliant image gives "no"
     assert by_key["m1", "logical_constraints", 2][4:10] == (
-        "图里有猫吗？", "no", "default: no; second: no", "default: yes; second: yes",
-        _judges(("default", "yes"), ("second", "yes")), 2,
+        "Is there a cat in the image?", "no", "default: no; second: no",
+        "default: yes; second: yes", _judges(("default", "yes"), ("second", "yes")), 2,
     )  # fmt: skip
     # m1's text_rendering q7: the second judge's "yes" complies
     assert by_key["m1", "text_rendering", 2][7:] == (
