@@ -146,8 +146,9 @@ def test_kill_9_at_seeded_random_times_in_an_import_and_in_a_builds_dbt_run(
 ):
     """The import killed at a seeded random point of a clean import's duration on this machine
     (0.30-0.95 of it: the end of its start-up or its work), the build at a seeded random time
-    after its dbt child started (0.5-5 s: dbt's start-up and saved parse take about 2 s of a
-    hand build's 6-10, so mostly in its run, tables half built). Each time the published file is
+    after its dbt child started (0.5-5 s: dbt's start-up and saved parse take about 2 s of the
+    8.5 s its child lives in a hand build here, so mostly in its run, tables half built; the
+    seed's 3.9 s is). Each time the published file is
     the old build, whole, and the next import and build publish the new one. Timed from what
     each command does rather than from the clock, the kills land in the same phases on a fast
     machine and a slow one. (Two more seeds, each a full dbt build, hit the same windows.)"""
