@@ -195,8 +195,25 @@ def overdispersion(
     full-benchmark scores S with 0 for no evidence, when the caller has them."""
     if scores is None:
         scores = np.nan_to_num(full_scores(numerator, denominator))
-    residual = numerator - scores[None] * denominator
-    binomial = (denominator * scores * (1 - scores)).sum(axis=0)
+    # sum over concepts of residual^2 and of den S (1 - S): only the (concept, language,
+    # capability) cells where some reference has a nonzero count add anything, so those are
+    # gathered ([I, K]) and summed per cell with `np.bincount`, which adds each cell's terms in
+    # concept order as the dense sum over axis 0 does: the same figures, bit for bit, from six
+    # passes fewer over [C, K, L, T] (15 of subset validation's 120 s at 10x paper scale).
+    _, n_models, n_languages, n_capabilities = np.shape(denominator)
+    evidence = ((numerator != 0) | (denominator != 0)).any(axis=1)  # [C, L, T]
+    c, lang, t = np.nonzero(evidence)
+    s_f = scores[:, lang, t].T  # [I, K]
+    n_f = denominator[c, :, lang, t]
+    residual = numerator[c, :, lang, t] - s_f * n_f
+    cell = lang * n_capabilities + t
+    size = n_languages * n_capabilities
+
+    def per_cell(terms: np.ndarray) -> np.ndarray:  # [I, K] -> [K, L, T]
+        sums = [np.bincount(cell, terms[:, k], size) for k in range(n_models)]
+        return np.stack(sums).reshape(n_models, n_languages, n_capabilities)
+
+    binomial = per_cell(n_f * s_f * (1 - s_f))
     with np.errstate(invalid="ignore", divide="ignore"):
-        phi = np.where(binomial > 0, (residual**2).sum(axis=0) / binomial, 1.0)
+        phi = np.where(binomial > 0, per_cell(residual**2) / binomial, 1.0)
     return np.maximum(phi, 1.0)
