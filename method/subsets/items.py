@@ -199,7 +199,7 @@ def overdispersion(
     # capability) cells where some reference has a nonzero count add anything, so those are
     # gathered ([I, K]) and summed per cell with `np.bincount`, which adds each cell's terms in
     # concept order as the dense sum over axis 0 does: the same figures, bit for bit, from six
-    # passes fewer over [C, K, L, T] (15 of subset validation's 120 s at 10x paper scale).
+    # passes fewer over [C, K, L, T] (the 10x library call 139.9 s to 133.4 s).
     _, n_models, n_languages, n_capabilities = np.shape(denominator)
     evidence = ((numerator != 0) | (denominator != 0)).any(axis=1)  # [C, L, T]
     c, lang, t = np.nonzero(evidence)
