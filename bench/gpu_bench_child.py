@@ -42,6 +42,8 @@ from bench.gpu_bench_run import (
     consistency,
     extrapolate,
     injected_faults,
+    prior_estimate,
+    prior_limit_s,
     step_counts,
 )
 from bench.gpu_bench_tokens import BENCH_PROMPT, build_tokenizer
@@ -222,19 +224,54 @@ class CodebookOnly(transformers.LogitsProcessor):
         return forced
 
 
-def force_prior_length(pipe) -> None:
-    """GLM-Image's autoregressive stage draws exactly the `max_new_tokens` the pipeline asks for
-    (the image's prior tokens, 1,281 at 1024^2), all valid codebook ids."""
+class PriorClock(transformers.LogitsProcessor):
+    """When each prior token's logits were ready (device synchronised): the first mark ends the
+    prefill, each later interval is one decoding step."""
+
+    def __init__(self, setup: Setup):
+        self.setup = setup
+        self.marks: list[float] = []
+
+    def __call__(self, input_ids, scores):
+        synchronize(self.setup)
+        self.marks.append(time.perf_counter())
+        return scores
+
+
+def force_prior_length(pipe, parts: Parts, limit_s: float) -> None:
+    """GLM-Image's autoregressive stage draws the `max_new_tokens` the pipeline asks for (the
+    image's prior tokens, 1,281 at 1024^2), all valid codebook ids, for at most `limit_s`; the
+    timing goes to `parts.prior_timing`. Tokens the limit cut off are random codebook ids, so the
+    pipeline goes on to the DiT as with a whole prior."""
     model = pipe.vision_language_encoder
     codebook = pipe.transformer.config.prior_vq_quantizer_codebook_size
     generate = model.generate
 
     def forced(*args, **kwargs):
-        kwargs["min_new_tokens"] = kwargs["max_new_tokens"]
-        kwargs["logits_processor"] = transformers.LogitsProcessorList([CodebookOnly(codebook)])
-        return generate(*args, **kwargs)
+        wanted = kwargs["max_new_tokens"]
+        clock = PriorClock(parts.setup)
+        kwargs["min_new_tokens"] = wanted
+        kwargs["max_time"] = limit_s
+        kwargs["logits_processor"] = transformers.LogitsProcessorList(
+            [CodebookOnly(codebook), clock]
+        )
+        synchronize(parts.setup)
+        began = time.perf_counter()
+        output = generate(*args, **kwargs)
+        synchronize(parts.setup)
+        parts.prior_timing = prior_estimate(began, clock.marks, time.perf_counter(), wanted)
+        return complete_prior(output, kwargs["input_ids"].shape[1] + wanted, codebook)
 
     model.generate = forced
+
+
+def complete_prior(output, length: int, codebook: int):
+    """`output` (prompt and drawn tokens) grown to `length` with random codebook ids."""
+    missing = length - output.shape[1]
+    if missing <= 0:
+        return output
+    filler = torch.randint(0, codebook, (output.shape[0], missing), device=output.device)
+    return torch.cat([output, filler.to(output.dtype)], dim=1)
 
 
 # ------------------------------------------------------------------------------- timing
@@ -250,6 +287,7 @@ class Parts:
         self.has_nan = False
         self.image_size = (setup.width, setup.height)
         self.prior = None
+        self.prior_timing: dict | None = None  # GLM-Image's, from `prior_estimate`
 
     def reset(self) -> None:
         self.seconds = {}
@@ -284,6 +322,27 @@ def watch(pipe, setup: Setup) -> Parts:
     if hasattr(pipe, "generate_prior_tokens"):
         parts.wrap(pipe, "generate_prior_tokens", "prior_s")
     return parts
+
+
+def prior_seconds(parts: Parts) -> float:
+    """GLM-Image's prior as timed around `generate_prior_tokens`, with the tokens its time limit
+    cut off extrapolated (`prior_estimate`); 0 for a row without one."""
+    seconds = parts.seconds.get("prior_s", 0.0)
+    timing = parts.prior_timing
+    if timing is None or timing["complete"]:
+        return seconds
+    if timing["estimate_s"] is None:
+        raise RuntimeError(
+            f"GLM-Image's prior drew {timing['tokens_drawn']} of {timing['tokens']} tokens in "
+            f"{timing['measured_s']:.1f} s: too few to time a decoding step"
+        )
+    return seconds + timing["estimate_s"] - timing["measured_s"]
+
+
+def rounded(figures: dict | None) -> dict | None:
+    if figures is None:
+        return None
+    return {k: _round(v) if isinstance(v, float) else v for k, v in figures.items()}
 
 
 def call_arguments(plan: dict, setup: Setup, steps: int) -> dict:
@@ -356,9 +415,9 @@ def time_row(send, plan: dict, dry_run: bool) -> None:
             "attention": attention_of(components),
         }
     )
-    if hasattr(pipe, "vision_language_encoder"):
-        force_prior_length(pipe)
     parts = watch(pipe, setup)
+    if hasattr(pipe, "vision_language_encoder"):
+        force_prior_length(pipe, parts, prior_limit_s(plan.get("cap_s")))
     figures = measure(pipe, plan, setup, parts, send)
     send({**figures, **peak_memory(setup), "has_nan": parts.has_nan})
 
@@ -387,9 +446,9 @@ def measure(pipe, plan: dict, setup: Setup, parts: Parts, send) -> dict:
     warmup_s = timed_call(pipe, arguments(WARMUP_STEPS), parts)
     # GLM-Image: the warm-up drew the prior tokens (timed there, 'prior_s'); the timed calls
     # reuse them, so their difference is the DiT's steps alone
-    prior_s = parts.seconds.get("prior_s", 0.0)
+    prior_s = prior_seconds(parts)
     reuse = {"prior_token_ids": parts.prior} if parts.prior is not None else {}
-    send({"warmup_s": _round(warmup_s)})
+    send({"warmup_s": _round(warmup_s), "prior": rounded(parts.prior_timing)})
     timed = timed_pairs(lambda steps: timed_call(pipe, arguments(steps) | reuse, parts), setup)
     short_s, long_s = min(timed["short_s"]), min(timed["long_s"])
     per_step, image_s = extrapolate(short_s, long_s, setup.k_short, setup.k_long, plan["steps"])

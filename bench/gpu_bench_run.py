@@ -34,12 +34,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.metadata
+import itertools
 import json
 import math
 import multiprocessing
 import os
 import platform
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -64,6 +66,14 @@ ROW_START_S = 18.0
 STEP_S_PER_B = 0.02
 AUTOREGRESSIVE_S = 130.0
 AUTOREGRESSIVE = {"GlmImagePipeline"}
+# GLM-Image's prior is drawn for at most PRIOR_SHARE of its row's cap and PRIOR_MAX_S: the run of
+# 2026-12-04 drew for 118 s without finishing and the row kept no figure. Tokens past the limit
+# are extrapolated from the decoding steps timed (`prior_estimate`); the DiT gets random codebook
+# ids in their place (its cost does not depend on their values)
+PRIOR_MAX_S = 150.0
+PRIOR_SHARE = 0.55
+PRIOR_STEPS_SHOWN = 16  # decoding steps in the medians reported for the first and the last
+SLOPE_SIGMAS = 3.0  # a step time's growth with the token index is taken beyond this many errors
 JUDGE_SHARE = 0.1  # of the budget, planned for the judge
 PLAN_CAP_S = 120.0
 EXIT_GRACE_S = 30.0  # for a child that has sent its figures to release the device and exit
@@ -166,6 +176,68 @@ def judge_row(record: dict) -> None:
     figures stay in the record for the reader."""
     if record.get("status") == "ok" and (problems := row_problems(record)):
         record["status"] = "failed: " + "; ".join(problems)
+
+
+def prior_limit_s(cap_s: float | None) -> float:
+    """Seconds GLM-Image's prior may be drawn for in a row capped at `cap_s`."""
+    return PRIOR_MAX_S if cap_s is None else min(PRIOR_MAX_S, PRIOR_SHARE * cap_s)
+
+
+def prior_estimate(began: float, marks: list[float], ended: float, wanted: int) -> dict:
+    """The prior's figures from the clock times of one `generate`: it began at `began`, token i's
+    logits were ready at `marks[i]`, it ended at `ended`, and `wanted` tokens were asked for.
+
+    When fewer were drawn (the time limit), the rest are extrapolated from the later half of the
+    steps timed (the first carry warm-up): at their mean time, or, when the steps grow with the
+    context (a least-squares slope b over the token index more than SLOPE_SIGMAS standard errors
+    above 0), at a + b * (token index) summed over the missing indices. A slope within the noise
+    is not extrapolated: carried over several times the range it was fitted on, noise would
+    swamp the figure. None when fewer than two tokens were drawn (no step to time)."""
+    drawn = len(marks)
+    steps = [after - before for before, after in itertools.pairwise(marks)]
+    figures = {
+        "tokens": wanted,
+        "tokens_drawn": drawn,
+        "complete": drawn >= wanted,
+        "measured_s": ended - began,
+        "prefill_s": marks[0] - began if marks else None,
+        "step_ms_first": _median_ms(steps[:PRIOR_STEPS_SHOWN]),
+        "step_ms_last": _median_ms(steps[-PRIOR_STEPS_SHOWN:]),
+        "slope_ms_per_token": None,
+    }
+    if figures["complete"]:
+        return figures | {"estimate_s": figures["measured_s"]}
+    if not steps:
+        return figures | {"estimate_s": None}
+    later = range(len(steps) // 2, len(steps))
+    indices, seconds = [j + 1 for j in later], [steps[j] for j in later]  # step j drew token j+1
+    missing = wanted - drawn
+    growth = _growth(indices, seconds)
+    if growth is None:
+        rest_s = missing * statistics.fmean(seconds)
+    else:
+        slope, intercept = growth
+        index_sum = (drawn + wanted - 1) * missing / 2  # the missing tokens' indices added
+        rest_s = missing * intercept + slope * index_sum
+        figures["slope_ms_per_token"] = slope * 1000
+    return figures | {"estimate_s": figures["measured_s"] + rest_s}
+
+
+def _growth(indices: list[int], seconds: list[float]) -> tuple[float, float] | None:
+    """(slope, intercept) of the steps' least-squares line when its slope is more than
+    SLOPE_SIGMAS standard errors above 0; None otherwise (or with fewer than 3 steps)."""
+    if len(indices) < 3:
+        return None
+    slope, intercept = statistics.linear_regression(indices, seconds)
+    mean = statistics.fmean(indices)
+    spread = sum((x - mean) ** 2 for x in indices)
+    residual = sum((y - intercept - slope * x) ** 2 for x, y in zip(indices, seconds, strict=True))
+    standard_error = math.sqrt(residual / (len(indices) - 2) / spread)
+    return (slope, intercept) if slope > SLOPE_SIGMAS * standard_error else None
+
+
+def _median_ms(seconds: list[float]) -> float | None:
+    return statistics.median(seconds) * 1000 if seconds else None
 
 
 def cap_share(left_s: float, estimates: list[float]) -> float:
@@ -643,7 +715,7 @@ def why_no_judge(only: list[str] | None) -> str | None:
 
 def run_job(context, job: Job, cap_s: float, document: dict) -> None:
     """One job in its child; its record goes into the document."""
-    record, modules = supervise(context, job.entry, job.args, cap_s)
+    record, modules = supervise(context, job.entry, job_arguments(job, cap_s), cap_s)
     if job.name == JUDGE:
         document["judge"] = record
     else:
@@ -653,6 +725,14 @@ def run_job(context, job: Job, cap_s: float, document: dict) -> None:
     seen = set(document["loaded_modules"]["children"]) | set(modules)
     document["loaded_modules"] = module_lists(seen)
     print(progress_line(job.name, record), flush=True)
+
+
+def job_arguments(job: Job, cap_s: float) -> tuple:
+    """A row's child is told its cap (GLM-Image's prior is drawn for a share of it)."""
+    if job.name == JUDGE:
+        return job.args
+    plan, *rest = job.args
+    return ({**plan, "cap_s": cap_s}, *rest)
 
 
 def module_lists(children: set[str]) -> dict:

@@ -220,6 +220,9 @@ def test_children_without_the_gpu_switch_to_spawn_and_a_later_crash_is_written(t
 def test_glm_image_draws_its_prior_tokens(dry_run):
     glm = _generators(dry_run)["glm-image"]
     assert glm["parts"]["prior_s"] > 0  # the autoregressive stage ran, at its forced length
+    prior = glm["prior"]  # every token drawn within the time limit: measured, not extrapolated
+    assert prior["complete"] and prior["tokens_drawn"] == prior["tokens"] > 1
+    assert prior["estimate_s"] == prior["measured_s"]
 
 
 def test_the_judge_has_its_entry(dry_run):

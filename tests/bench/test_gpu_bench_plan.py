@@ -239,6 +239,85 @@ def test_glm_prior_tokens_are_drawn_from_the_codebook_whatever_the_logits():
     assert int(draws.max()) < 64
 
 
+def test_glm_priors_time_limit_is_a_share_of_its_cap_at_most_150_s():
+    assert gpu_bench_run.prior_limit_s(None) == 150.0
+    assert gpu_bench_run.prior_limit_s(100.0) == pytest.approx(55.0)  # 0.55 of the cap
+    assert gpu_bench_run.prior_limit_s(400.0) == 150.0
+
+
+def test_a_whole_prior_is_its_measured_time():
+    # asked 3, drew 3: prefill 0.5 s, steps 0.1 and 0.2 s, ended 0.05 s after the last logits
+    timing = gpu_bench_run.prior_estimate(10.0, [10.5, 10.6, 10.8], 10.85, 3)
+    assert timing["complete"] and timing["tokens_drawn"] == 3
+    assert timing["measured_s"] == pytest.approx(0.85)
+    assert timing["estimate_s"] == pytest.approx(0.85)
+    assert timing["prefill_s"] == pytest.approx(0.5)
+    assert timing["step_ms_first"] == pytest.approx(150.0)  # median of 100 and 200 ms
+
+
+def test_a_cut_prior_adds_its_missing_tokens_at_the_timed_steps_rate():
+    # flat 0.1 s steps (tokens 1-4), 5 of 10 drawn in 1.45 s: 5 more at 0.1 s = 1.95 s
+    flat = gpu_bench_run.prior_estimate(0.0, [1.0, 1.1, 1.2, 1.3, 1.4], 1.45, 10)
+    assert not flat["complete"] and flat["tokens_drawn"] == 5
+    assert flat["estimate_s"] == pytest.approx(1.95)
+    assert flat["slope_ms_per_token"] is None  # fitted slope ~0: the later half's mean
+    # steps growing by 0.1 s a token (token k costs 0.1 k s), fitted on tokens 4-6 without
+    # residual: tokens 7-9 cost 0.7 + 0.8 + 0.9 = 2.4 s beyond the 2.1 s measured
+    growing = gpu_bench_run.prior_estimate(0.0, [0.0, 0.1, 0.3, 0.6, 1.0, 1.5, 2.1], 2.1, 10)
+    assert growing["slope_ms_per_token"] == pytest.approx(100.0)
+    assert growing["estimate_s"] == pytest.approx(4.5)
+    # a slope within the noise: tokens 5-8 took 0.1, 0.3, 0.1, 0.35 s, slope 0.055 s a token
+    # against a standard error of 0.0606 (by hand): not extrapolated, the mean 0.2125 s is
+    noisy_marks = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.2, 1.3, 1.65]
+    noisy = gpu_bench_run.prior_estimate(0.0, noisy_marks, 1.7, 12)
+    assert noisy["slope_ms_per_token"] is None
+    assert noisy["estimate_s"] == pytest.approx(1.7 + 3 * 0.2125)
+    # steps shrinking (a warm-up ending): no negative slope, the later half's mean (0.15 s)
+    shrinking = gpu_bench_run.prior_estimate(0.0, [0.0, 0.4, 0.7, 0.9, 1.0], 1.0, 7)
+    assert shrinking["slope_ms_per_token"] is None
+    assert shrinking["estimate_s"] == pytest.approx(1.0 + 2 * 0.15)
+
+
+def test_a_prior_cut_after_one_token_has_no_estimate():
+    timing = gpu_bench_run.prior_estimate(0.0, [2.0], 2.01, 1281)
+    assert timing["estimate_s"] is None and timing["tokens_drawn"] == 1
+
+
+@pytest.fixture(scope="module")
+def tiny_glm():
+    """The tiny GLM-Image row as the dry run builds it: the real pipeline class, CPU."""
+    from bench import gpu_bench_child
+
+    (plan,), _ = gpu_bench_run.select_rows(
+        gpu_bench.registry_rows(), gpu_bench.ARCH_DIR, ["glm-image"]
+    )
+    setup = gpu_bench_child.setup_for(plan, dry_run=True)
+    pipe, _ = gpu_bench_child.assemble(plan, gpu_bench.load_arch("glm-image"), setup)
+    return plan, setup, pipe
+
+
+def test_a_prior_cut_by_its_time_limit_still_feeds_the_dit_a_whole_grid(tiny_glm):
+    """A limit of 0 s stops `generate` after its first token (transformers checks the time
+    after each); the rest of the grid is random codebook ids and the pipeline draws its image.
+    One token times no decoding step, so the row's prior figure is refused, with why."""
+    from bench import gpu_bench_child
+
+    plan, setup, pipe = tiny_glm
+    parts = gpu_bench_child.watch(pipe, setup)
+    gpu_bench_child.force_prior_length(pipe, parts, limit_s=0.0)
+    gpu_bench_child.timed_call(pipe, gpu_bench_child.call_arguments(plan, setup, 1), parts)
+    timing = parts.prior_timing
+    assert timing["tokens_drawn"] == 1 and not timing["complete"] and timing["tokens"] > 1
+    # the DiT's ids: the target grid at 32 pixels a token (1x1 at 32^2), upsampled 2x a side,
+    # though the one token drawn was the first of the preview grid's
+    codebook = pipe.transformer.config.prior_vq_quantizer_codebook_size
+    assert tuple(parts.prior.shape) == (1, 4)
+    assert int(parts.prior.min()) >= 0 and int(parts.prior.max()) < codebook
+    assert not parts.has_nan and parts.image_size == (32, 32)
+    with pytest.raises(RuntimeError, match=r"drew 1 of \d+ tokens .* too few to time"):
+        gpu_bench_child.prior_seconds(parts)
+
+
 # --------------------------------------------------------------------- bf16 on the device
 
 
