@@ -295,6 +295,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="MODEL_ID",
         help="these configs only (the timed run: judge too)",
     )
+    parser.add_argument(
+        "--batch",
+        type=_positive_int,
+        default=1,
+        help="images a call (default 1; a row's max_batch_size caps it): how memory grows with"
+        " the batch; `qct2i calibrate` takes batch-1 figures only",
+    )
     parser.add_argument("--arch-dir", type=Path, default=ARCH_DIR, help="where the configs are")
     args = parser.parse_args(argv)
     if args.check_configs:
@@ -306,8 +313,14 @@ def main(argv: list[str] | None = None) -> int:
 
     budget_s = args.budget_s or gpu_bench_run.DEFAULT_BUDGET_S
     return gpu_bench_run.run_bench(
-        args.out, args.only, budget_s, args.dry_run, args.arch_dir, args.start_method
+        args.out, args.only, budget_s, args.dry_run, args.arch_dir, args.start_method, args.batch
     )
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 if __name__ == "__main__":

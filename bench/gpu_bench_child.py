@@ -284,6 +284,7 @@ class Parts:
     def __init__(self, setup: Setup):
         self.setup = setup
         self.seconds: dict[str, float] = {}
+        self.images_decoded = 0  # by the VAE in the last call
         self.has_nan = False
         self.image_size = (setup.width, setup.height)
         self.prior = None
@@ -291,6 +292,7 @@ class Parts:
 
     def reset(self) -> None:
         self.seconds = {}
+        self.images_decoded = 0
 
     def wrap(self, owner, method: str, label: str) -> None:
         original = getattr(owner, method)
@@ -311,6 +313,7 @@ class Parts:
             sample = result[0] if isinstance(result, tuple) else result.sample
             self.has_nan |= bool(torch.isnan(sample).any() or torch.isinf(sample).any())
             self.image_size = (sample.shape[-1], sample.shape[-2])  # the pixels actually drawn
+            self.images_decoded += sample.shape[0]
         elif label == "prior_s":
             self.prior = result[0]
 
@@ -346,15 +349,17 @@ def rounded(figures: dict | None) -> dict | None:
 
 
 def call_arguments(plan: dict, setup: Setup, steps: int) -> dict:
-    """As the project's generator calls a pipeline (diffusers_generator.call_arguments)."""
+    """As the project's generator calls a pipeline (diffusers_generator.call_arguments): the
+    plan's `batch` of prompts, one seeded CPU generator each."""
+    images = plan.get("batch", 1)
     return {
         **plan["call_kwargs"],
-        "prompt": [BENCH_PROMPT],
+        "prompt": [BENCH_PROMPT] * images,
         "num_inference_steps": steps,
         plan["guidance_arg"]: plan["guidance"],
         "width": setup.width,
         "height": setup.height,
-        "generator": [torch.Generator(device="cpu").manual_seed(0)],
+        "generator": [torch.Generator(device="cpu").manual_seed(seed) for seed in range(images)],
     }
 
 
@@ -419,7 +424,10 @@ def time_row(send, plan: dict, dry_run: bool) -> None:
     if hasattr(pipe, "vision_language_encoder"):
         force_prior_length(pipe, parts, prior_limit_s(plan.get("cap_s")))
     figures = measure(pipe, plan, setup, parts, send)
-    send({**figures, **peak_memory(setup), "has_nan": parts.has_nan})
+    memory = peak_memory(setup)
+    peak_gb = memory["peak_memory_gb"]
+    above_gb = None if peak_gb is None else _round(peak_gb - weights_gb)
+    send({**figures, **memory, "above_weights_gb": above_gb, "has_nan": parts.has_nan})
 
 
 def timed_pairs(call, setup: Setup) -> dict:
@@ -451,8 +459,10 @@ def measure(pipe, plan: dict, setup: Setup, parts: Parts, send) -> dict:
     send({"warmup_s": _round(warmup_s), "prior": rounded(parts.prior_timing)})
     timed = timed_pairs(lambda steps: timed_call(pipe, arguments(steps) | reuse, parts), setup)
     short_s, long_s = min(timed["short_s"]), min(timed["long_s"])
-    per_step, image_s = extrapolate(short_s, long_s, setup.k_short, setup.k_long, plan["steps"])
-    image_s += prior_s
+    per_step, call_s = extrapolate(short_s, long_s, setup.k_short, setup.k_long, plan["steps"])
+    call_s += prior_s
+    images = plan.get("batch", 1)
+    image_s = call_s / images  # a batch's call shares its time among its images
     width, height = parts.image_size
     megapixels = width * height / 1e6
     text_s, decode_s = parts.seconds.get("text_encoding_s", 0.0), parts.seconds["vae_decode_s"]
@@ -460,6 +470,8 @@ def measure(pipe, plan: dict, setup: Setup, parts: Parts, send) -> dict:
         "t_short_s": _round(short_s),
         "t_long_s": _round(long_s),
         "consistency": timed,
+        "batch": images,
+        "images_decoded": parts.images_decoded,  # by the last timed call: the batch, drawn
         "gpu_s_per_image": _round(image_s),
         "gpu_s_per_mp": _round(image_s / megapixels),
         "image_size": f"{width}x{height}",
@@ -477,9 +489,9 @@ def measure(pipe, plan: dict, setup: Setup, parts: Parts, send) -> dict:
         full_s = timed_call(pipe, arguments(plan["steps"]) | reuse, parts) + prior_s
         figures["full_run"] = {
             "steps": plan["steps"],
-            "measured_s": _round(full_s),
-            "extrapolated_s": _round(image_s),
-            "extrapolation_error_frac": _round(image_s / full_s - 1),
+            "measured_s": _round(full_s),  # the whole call (every image of the batch)
+            "extrapolated_s": _round(call_s),
+            "extrapolation_error_frac": _round(call_s / full_s - 1),
         }
     return figures
 

@@ -60,14 +60,14 @@ LAST_ROW = "flux2-dev"  # the largest (113 GB of weights): whatever time is left
 # machine, calibrated on the H200 run of 2026-12-04 (bench/RESULTS.md): a child's start (a spawned
 # child's imports and CUDA context, 12-15 s) and its building (3-5 s whatever its size); each
 # denoising step per billion parameters (0.0095-0.036 s measured at 1 MP, the CFG rows the
-# dearest); GLM-Image's 1,281 autoregressive tokens at 1024^2 (eager `generate`: its warm-up's
-# had not ended after 118 s); the judge's figures (35.5 s of a 480 s budget)
+# dearest); GLM-Image's 1,281 autoregressive tokens at 1024^2 (eager `generate`: 102.4 s in its
+# warm-up call, the third H200 run); the judge's figures (35.5 s of a 480 s budget)
 ROW_START_S = 18.0
 STEP_S_PER_B = 0.02
-AUTOREGRESSIVE_S = 130.0
+AUTOREGRESSIVE_S = 105.0
 AUTOREGRESSIVE = {"GlmImagePipeline"}
-# GLM-Image's prior is drawn for at most PRIOR_SHARE of its row's cap and PRIOR_MAX_S: the run of
-# 2026-12-04 drew for 118 s without finishing and the row kept no figure. Tokens past the limit
+# GLM-Image's prior is drawn for at most PRIOR_SHARE of its row's cap and PRIOR_MAX_S: the first
+# run drew for 118 s without finishing and the row kept no figure. Tokens past the limit
 # are extrapolated from the decoding steps timed (`prior_estimate`); the DiT gets random codebook
 # ids in their place (its cost does not depend on their values)
 PRIOR_MAX_S = 150.0
@@ -253,7 +253,8 @@ def row_estimate_s(plan: dict, params: int, k_steps: tuple[int, int]) -> float:
     the cheapest rows) in proportion to its parameters."""
     timed = TIMED_PAIRS * sum(k_steps)
     steps_run = WARMUP_STEPS + timed + (plan["steps"] if plan["full_steps"] else 0)
-    estimate = ROW_START_S + params / 1e9 * steps_run * STEP_S_PER_B
+    images = plan.get("batch", 1)
+    estimate = ROW_START_S + params / 1e9 * steps_run * images * STEP_S_PER_B
     if plan["pipeline_class"] in AUTOREGRESSIVE:
         estimate += AUTOREGRESSIVE_S
     return estimate
@@ -267,9 +268,12 @@ def judge_estimate_s(row_estimates: list[float]) -> float:
 # ---------------------------------------------------------------------------------- rows
 
 
-def row_plan(row: dict[str, str], arch_dir: Path) -> dict:
-    """What a row's child needs from its registry row (seeds/generators.csv)."""
+def row_plan(row: dict[str, str], arch_dir: Path, batch: int = 1) -> dict:
+    """What a row's child needs from its registry row (seeds/generators.csv): `batch` images a
+    call, or the row's `max_batch_size` when that is smaller (GLM-Image draws one a call)."""
+    most = int(row.get("max_batch_size") or 0)
     return {
+        "batch": min(batch, most) if most else batch,
         "model_id": row["model_id"],
         "pipeline_class": row["pipeline_class"],
         "steps": int(row["default_steps"]),
@@ -285,7 +289,7 @@ def row_plan(row: dict[str, str], arch_dir: Path) -> dict:
 
 
 def select_rows(
-    rows: list[dict[str, str]], arch_dir: Path, only: list[str] | None
+    rows: list[dict[str, str]], arch_dir: Path, only: list[str] | None, batch: int = 1
 ) -> tuple[list[dict], list[dict]]:
     """(plans of the rows with a config, records of the rows that cannot be built)."""
     plans, unbuilt = [], []
@@ -293,7 +297,7 @@ def select_rows(
         if only and row["model_id"] not in only:
             continue
         if (arch_dir / f"{row['model_id']}.json").exists():
-            plans.append(row_plan(row, arch_dir))
+            plans.append(row_plan(row, arch_dir, batch))
             continue
         reason = gpu_bench.no_pipeline_reason(row) or "no config in bench/arch_configs"
         unbuilt.append(_row_record(row["model_id"], row["pipeline_class"], f"not built: {reason}"))
@@ -471,13 +475,14 @@ def versions_line(versions: dict[str, str | None]) -> str:
     return "versions: " + ", ".join(f"{name} {v or 'absent'}" for name, v in versions.items())
 
 
-def new_document(dry_run: bool, budget_s: float, start_method: str) -> dict:
+def new_document(dry_run: bool, budget_s: float, start_method: str, batch: int = 1) -> dict:
     """The document before anything that can fail has run (nvidia-smi's failures are None)."""
     k_short, k_long = step_counts(dry_run)
     return {
         "mode": "dry-run" if dry_run else "gpu",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "budget_s": budget_s,
+        "batch": batch,  # images a call (a row's own `batch` may be less: its max_batch_size)
         "gpu": None if dry_run else gpu_from_smi(),
         "versions": library_versions(),
         "steps": {
@@ -592,13 +597,14 @@ def run_bench(
     dry_run: bool = False,
     arch_dir: Path = gpu_bench.ARCH_DIR,
     start_method: str = "forkserver",
+    batch: int = 1,
 ) -> int:
-    """Time every selected row and the judge; 0 when every built row and the judge ended ok.
-    The JSON is written before anything can fail, and any failure of this process is written
-    into it with its traceback."""
+    """Time every selected row and the judge, `batch` images a call; 0 when every built row and
+    the judge ended ok. The JSON is written before anything can fail, and any failure of this
+    process is written into it with its traceback."""
     budget = Budget(budget_s)
     faults = injected_faults()
-    document = new_document(dry_run, budget_s, start_method)
+    document = new_document(dry_run, budget_s, start_method, batch)
     print(versions_line(document["versions"]), flush=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / OUT_NAME
@@ -637,7 +643,7 @@ def start_children(
     its imports (start() raises) or children without the GPU the parent sees switch to spawn; a
     failed plan (a missing import: every start method would fail alike) stops the run. Every
     failure is in the document's `failures` with its traceback."""
-    plans, unbuilt = select_rows(gpu_bench.registry_rows(), arch_dir, only)
+    plans, unbuilt = select_rows(gpu_bench.registry_rows(), arch_dir, only, document["batch"])
     ids = [plan["model_id"] for plan in plans]
     parent_gpus = parent_gpu_count(document, faults)
     methods = list(dict.fromkeys([document["start_method"], FALLBACK_METHOD]))

@@ -6,9 +6,11 @@ A file is refused whole, with every problem named (`BundleError`), when it canno
 run (its figures are tiny models on a CPU, not costs), no GPU model, no date, or no row with a
 usable figure. Otherwise its rows that are `ok` with a positive, finite `gpu_s_per_mp` are taken,
 and every other row is skipped and named with why: those that did not finish (`timeout`,
-`error: ...`, `not built: ...`), those the bench failed (`failed: inconsistent ...`), and an `ok`
-row without a usable figure (a file from before the bench checked its rows). One noisy row on a
-device must not throw away every figure the run measured (issue 35).
+`error: ...`, `not built: ...`), those the bench failed (`failed: inconsistent ...`), an `ok`
+row without a usable figure (a file from before the bench checked its rows), and a row timed at a
+batch of more than one image a call (`--batch`: a memory figure; its time per image is not the
+one-image cost the others are). One noisy row on a device must not throw away every figure the
+run measured (issue 35).
 """
 
 from __future__ import annotations
@@ -57,6 +59,12 @@ def read_bench_costs(path: Path, registry: Path = SEEDS_DIR / "generators.csv") 
         figure = record.get("gpu_s_per_mp")
         if not _is_positive_number(figure):
             reason = f"{where}: status ok but gpu_s_per_mp is {figure!r}, not a positive number"
+            skipped.append((model_id, reason))
+            continue
+        if (batch := record.get("batch", 1)) != 1:
+            # a batch shares a call's time among its images: another figure than the registry's
+            # and the paper's one image a call, which the router compares it with
+            reason = f"{where}: measured at batch {batch!r}; a cost is one image a call"
             skipped.append((model_id, reason))
             continue
         rows.append(_generator_row(model_id, figure, document, gpu_model, registered))

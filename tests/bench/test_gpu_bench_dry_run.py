@@ -225,6 +225,23 @@ def test_glm_image_draws_its_prior_tokens(dry_run):
     assert prior["estimate_s"] == prior["measured_s"]
 
 
+def test_a_larger_batch_draws_that_many_images_a_call_and_shares_its_time(tmp_path):
+    """`--batch 2` (memory as the batch grows): each row's calls draw two images (the VAE
+    decoded two), and its time per image is the extrapolated call shared by them, by this
+    test's own arithmetic; GLM-Image stays at its max_batch_size of 1."""
+    batched = run_dry(tmp_path, "--only", "flux2-klein-4b", "glm-image", "--batch", "2")
+    assert batched["document"]["batch"] == 2
+    rows = _generators(batched)
+    assert (rows["flux2-klein-4b"]["batch"], rows["glm-image"]["batch"]) == (2, 1)
+    for row in rows.values():
+        assert row["images_decoded"] == row["batch"], row
+        k_short, k_long = row["k_steps"]
+        per_step = (row["t_long_s"] - row["t_short_s"]) / (k_long - k_short)
+        call_s = row["t_short_s"] + (row["steps"] - k_short) * per_step
+        call_s += row["parts"]["prior_s"] or 0.0
+        assert row["gpu_s_per_image"] == pytest.approx(call_s / row["batch"], abs=2e-4)
+
+
 def test_the_judge_has_its_entry(dry_run):
     judge = dry_run["document"]["judge"]
     if (ROOT / "bench" / "gpu_judge.py").exists():

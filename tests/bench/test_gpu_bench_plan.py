@@ -140,8 +140,10 @@ def test_a_rows_estimate_counts_its_start_build_and_steps():
     # drawn at its full 50 steps too: 18 + 10 x 71 x 0.02 = 32.2 s
     full = plan | {"full_steps": True}
     assert gpu_bench_run.row_estimate_s(full, 10_000_000_000, (2, 8)) == pytest.approx(32.2)
-    glm = plan | {"pipeline_class": "GlmImagePipeline"}  # and 130 s for its prior tokens
-    assert gpu_bench_run.row_estimate_s(glm, 10_000_000_000, (2, 8)) == pytest.approx(152.2)
+    glm = plan | {"pipeline_class": "GlmImagePipeline"}  # and 105 s for its prior tokens
+    assert gpu_bench_run.row_estimate_s(glm, 10_000_000_000, (2, 8)) == pytest.approx(127.2)
+    # two images a call: 18 + 10 x 21 x 2 x 0.02 = 26.4 s
+    assert gpu_bench_run.row_estimate_s(plan | {"batch": 2}, 10**10, (2, 8)) == pytest.approx(26.4)
     # the judge claims a tenth of the whole: 90 s of rows -> 10 s
     assert gpu_bench_run.judge_estimate_s([40.0, 50.0]) == pytest.approx(10.0)
 
@@ -174,6 +176,28 @@ def test_registry_rows_without_a_config_are_not_built_and_say_why():
     assert qwen["call_kwargs"] == {"negative_prompt": " "}
     ernie = next(p for p in plans if p["model_id"] == "ernie-image")
     assert ernie["extra_components"] == {"pe": None, "pe_tokenizer": None}
+
+
+def test_a_batch_is_capped_by_the_rows_max_batch_size():
+    plans, _ = gpu_bench_run.select_rows(
+        gpu_bench.registry_rows(), gpu_bench.ARCH_DIR, ["glm-image", "flux1-dev"], batch=4
+    )
+    # GLM-Image's registry row draws one image a call (its prior is seeded from the batch)
+    assert {plan["model_id"]: plan["batch"] for plan in plans} == {"glm-image": 1, "flux1-dev": 4}
+
+
+def test_a_batch_call_asks_for_that_many_images_each_with_its_own_seed():
+    import torch
+
+    from bench import gpu_bench_child
+
+    (plan,), _ = gpu_bench_run.select_rows(
+        gpu_bench.registry_rows(), gpu_bench.ARCH_DIR, ["flux1-dev"], batch=3
+    )
+    arguments = gpu_bench_child.call_arguments(plan, gpu_bench_child.setup_for(plan, True), 2)
+    assert len(arguments["prompt"]) == 3
+    assert [g.initial_seed() for g in arguments["generator"]] == [0, 1, 2]
+    assert all(isinstance(g, torch.Generator) for g in arguments["generator"])
 
 
 def test_tiny_overrides_merge_into_nested_configs():

@@ -129,3 +129,17 @@ def test_a_file_that_is_not_json_is_refused_with_its_line(tmp_path):
     with pytest.raises(BundleError) as refused:
         read_bench_costs(written(tmp_path, '{"mode": "gpu",\n "date": }'))
     assert "gpu_bench.json:2: not JSON (Expecting value, column 10)" in str(refused.value)
+
+
+def test_a_row_timed_at_a_larger_batch_is_named_and_the_others_taken(tmp_path):
+    """Guards against a `--batch 4` run's time per image (a call's time shared by its four
+    images) entering the router beside other generators' one-image costs."""
+    document = bench_json()
+    document["generators"][1] |= {"batch": 4, "gpu_s_per_mp": 1.2}
+    document["generators"][0] |= {"batch": 1}  # a batch-1 row says so and is taken
+    costs = read_bench_costs(written(tmp_path, document))
+    assert [row["model_id"] for row in costs.rows] == ["flux1-dev"]
+    assert (
+        "my-finetune",
+        "generators[1]: measured at batch 4; a cost is one image a call",
+    ) in costs.skipped
