@@ -458,8 +458,8 @@ def gated_resource(profile: str, tiny_dir: str, device: str, gate_marker: str | 
             return batch
 
     class GatedGeneratorResource(ImageGeneratorResource):
-        def load(self, spec):
-            generator = super().load(spec)
+        def load(self, spec, batch_size=None):
+            generator = super().load(spec, batch_size)
             return GatedGenerator(generator) if gate_marker else generator
 
     return GatedGeneratorResource(profile=profile, tiny_dir=tiny_dir, device=device)

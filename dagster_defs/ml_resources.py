@@ -77,8 +77,11 @@ class ImageGeneratorResource(dg.ConfigurableResource):
             return spec.with_overrides(source=str(Path(self.model_root) / model_id))
         return spec
 
-    def load(self, spec: GeneratorSpec):
-        return create("generator", spec.backend, spec=spec, device=self.device)
+    def load(self, spec: GeneratorSpec, batch_size: int | None = None):
+        """The generator, loaded (offloaded or not) for draws of `batch_size` images, by default
+        the resource's."""
+        batch = batch_size or self.batch_size
+        return create("generator", spec.backend, spec=spec, device=self.device, batch_size=batch)
 
 
 class QuestionJudgeResource(dg.ConfigurableResource):

@@ -176,7 +176,8 @@ def _generated_images_asset(
         spec = image_generator.spec(model_id)
         all_prompts = list(read_rows(bundle / "prompts.jsonl"))
         prompts = prompts_of_shard(all_prompts, shard, shards)
-        generator = image_generator.load(spec)
+        batch_size = config.batch_size or image_generator.batch_size
+        generator = image_generator.load(spec, batch_size)
         generator_row = {"cost_gpu_s_per_mp": None, "cost_source": None}
         measured = _measured_row(bundle, model_id, generator.revision) if shard == 0 else None
         if measured:  # a rerun keeps the cost it measured: the rows stay equal to the import's
@@ -194,7 +195,7 @@ def _generated_images_asset(
             prompts,
             generator,
             bundle,
-            batch_size=config.batch_size or image_generator.batch_size,
+            batch_size=batch_size,
             log=context.log.info,
             after_image=_crash_after(int(fail_after)) if fail_after else None,
             progress=progress_lines(context, label),

@@ -97,15 +97,17 @@ def load_extra_components(
     return components
 
 
-# Room a draw takes beyond the weights: the denoiser's activations at batch 1 (attention through
-# PyTorch's SDPA, which never holds the full attention matrix) and the VAE's decode, whose
-# full-resolution feature maps are a draw's largest allocations and grow with the batch's pixels.
-# Calibrated on an H200 (`make gpu-bench`, 2026-12-04, batch 1; bench/RESULTS.md): the 1024^2
-# rows peaked 2.6-3.0 GB above their weights, Qwen-Image 7.56 GB at 1328^2 (1.76 MP), which the
-# first estimate (2 GB per megapixel: 5.53 GB) fell short of. 3.5 GB per megapixel covers every
-# measured row (Qwen-Image's with 0.6 GB to spare); how a batch grows it is not measured yet.
+# Room a draw takes beyond the weights: the denoiser's activations (attention through PyTorch's
+# SDPA, which never holds the full attention matrix) and the VAE's decode, whose full-resolution
+# feature maps are a draw's largest allocations and grow with the batch's pixels. Calibrated on
+# an H200 (`make gpu-bench`, 2026-12-04; bench/RESULTS.md). At batch 1 the 1024^2 rows peaked
+# 2.6-3.0 GB above their weights, Qwen-Image 7.56 GB at 1328^2 (1.76 MP). At batch 4
+# (`--batch 4`) the 1024^2 rows took 8.7-9.3 GB, about 2 GB an image more, and Qwen-Image
+# 29.95 GB, 7.5 GB an image more (4.2 GB per megapixel): the rule before (3.5 GB per megapixel,
+# 26.69 GB there) fell short by 3.3 GB. 4.25 GB per megapixel covers every measured draw, Qwen-
+# Image's batch of four with 2.0 GB to spare (its batch of one with 1.9 GB).
 ACTIVATION_BASE_GB = 2.0
-DECODE_GB_PER_MEGAPIXEL = 3.5
+DECODE_GB_PER_MEGAPIXEL = 4.25
 
 
 def activation_margin_gb(width: int, height: int, batch_size: int = 1) -> float:
@@ -128,15 +130,21 @@ def offload_needed(spec: GeneratorSpec, free_gb: float, batch_size: int = 1) -> 
     return free_gb < spec.min_gpu_gb + margin
 
 
-def needs_offload(spec: GeneratorSpec, device: torch.device) -> bool:
-    """`offload_needed` on `device`'s free memory now, for the row's largest batch (its
-    `max_batch_size`, else one image: the batch a caller asks for is not known at load). No
-    CUDA query for a row that never offloads."""
+def drawn_batch(spec: GeneratorSpec, batch_size: int) -> int:
+    """Images a pipeline call draws when `batch_size` are asked for: the row's `max_batch_size`
+    splits larger batches (`DiffusersGenerator.generate`)."""
+    return min(batch_size, spec.max_batch_size) if spec.max_batch_size else batch_size
+
+
+def needs_offload(spec: GeneratorSpec, device: torch.device, batch_size: int = 1) -> bool:
+    """`offload_needed` on `device`'s free memory now, for the batch the generator will draw
+    (`batch_size` asked, as `drawn_batch` splits it). No CUDA query for a row that never
+    offloads."""
     if device.type != "cuda" or not may_offload(spec):
         return False
     free_bytes, _total = torch.cuda.mem_get_info(device)
     # GB of 10^9 bytes, the unit of min_gpu_gb (two bytes a parameter) and of the margin
-    return offload_needed(spec, free_bytes / 1e9, spec.max_batch_size or 1)
+    return offload_needed(spec, free_bytes / 1e9, drawn_batch(spec, batch_size))
 
 
 def from_pretrained_kwargs(
@@ -165,11 +173,13 @@ def load_device_map(device: torch.device, offload: bool) -> str | None:
     return device.type  # "cuda" or "cpu", both strategies of DiffusionPipeline.from_pretrained
 
 
-def load_pipeline(spec: GeneratorSpec, device: torch.device):
-    """The pipeline of `spec` on `device` (diffusers >= 0.40 honours `dtype=`; 0.42.1 checked)."""
+def load_pipeline(spec: GeneratorSpec, device: torch.device, batch_size: int = 1):
+    """The pipeline of `spec` on `device` (diffusers >= 0.40 honours `dtype=`; 0.42.1 checked),
+    offloaded when the device's free memory cannot hold its weights and a draw of
+    `batch_size`."""
     cls = pipeline_class_of(spec)
     dtype = load_dtype(spec, device)
-    offload = needs_offload(spec, device)
+    offload = needs_offload(spec, device, batch_size)
     device_map = load_device_map(device, offload)
     kwargs = from_pretrained_kwargs(spec, cls, dtype, device_map)
     pipeline = cls.from_pretrained(spec.source, **kwargs)
@@ -199,12 +209,15 @@ def call_arguments(spec: GeneratorSpec, requests: Sequence[GenerationRequest]) -
 class DiffusersGenerator(ImageGenerator):
     backend = "diffusers"
 
-    def __init__(self, spec: GeneratorSpec, device: str = "auto"):
+    def __init__(self, spec: GeneratorSpec, device: str = "auto", batch_size: int = 1):
+        """`batch_size`: the images the caller will ask for at a time, which decides whether the
+        pipeline must offload to draw them."""
         self.spec = spec
         self.model_id = spec.model_id
         self.device = pick_device(device)
         self.dtype = load_dtype(spec, self.device)
-        self.pipeline = load_pipeline(spec, self.device)
+        self.batch_size = batch_size
+        self.pipeline = load_pipeline(spec, self.device, batch_size)
         commit = getattr(self.pipeline.config, "_commit_hash", None)
         self.revision = resolve_revision(spec.source, spec.revision, commit)
         self.gpus = spec.gpus if self.device.type == "cuda" else 0

@@ -27,7 +27,7 @@ class OfficialCodeGenerator(ImageGenerator):
     module: str  # the import name of the official inference code
     install_hint: str
 
-    def __init__(self, spec: GeneratorSpec, device: str = "auto"):
+    def __init__(self, spec: GeneratorSpec, device: str = "auto", batch_size: int = 1):
         self.spec = spec
         self.model_id = spec.model_id
         if importlib.util.find_spec(self.module) is None:

@@ -23,6 +23,7 @@ from ingestion.backends.models.diffusers_generator import (
     DiffusersGenerator,
     UnknownPipelineError,
     call_arguments,
+    drawn_batch,
     from_pretrained_kwargs,
     load_device_map,
     load_dtype,
@@ -246,25 +247,37 @@ def test_the_weights_load_straight_onto_the_device(tiny_folders, monkeypatch):
 
 def test_offload_follows_free_memory_with_room_for_the_draw():
     """Offload when free memory < weights + activations: FLUX.1-dev (34 GB of bf16 weights,
-    1024^2) needs 34 + 2 + 3.5 x 1.048576 = 39.670 GB free for one image, 34 + 2 + 3.5 x
-    4.194304 = 50.680 GB for a batch of four; the card's total never enters (a judge beside it
-    counts). Qwen-Image (58 GB, 1328^2) needs 58 + 2 + 3.5 x 1.763584 = 66.173 GB: its draw
-    peaked 7.56 GB above its weights on an H200 (2026-12-04), more than the 5.53 GB of the
-    first estimate (2 GB per megapixel)."""
+    1024^2) needs 34 + 2 + 4.25 x 1.048576 = 40.456 GB free for one image, 34 + 2 + 4.25 x
+    4.194304 = 53.826 GB for a batch of four; the card's total never enters (a judge beside it
+    counts). Qwen-Image (58 GB, 1328^2) needs 58 + 2 + 4.25 x 1.763584 = 67.495 GB for one image
+    (its draw peaked 7.56 GB above its weights on an H200, 2026-12-04) and 58 + 2 + 4.25 x
+    7.054336 = 89.981 GB for four (they peaked at 87.65 GB: 57.70 of weights and 29.95 above;
+    the rule before, 3.5 GB per megapixel, asked 84.69 GB and would have loaded it whole)."""
     flux = SPECS["flux1-dev"]
     assert (flux.min_gpu_gb, flux.width, flux.height, flux.offload) == (34, 1024, 1024, "auto")
-    assert offload_needed(flux, free_gb=39.6)
-    assert not offload_needed(flux, free_gb=39.7)
-    assert offload_needed(flux, free_gb=50.6, batch_size=4)
-    assert not offload_needed(flux, free_gb=50.7, batch_size=4)
+    assert offload_needed(flux, free_gb=40.4)
+    assert not offload_needed(flux, free_gb=40.5)
+    assert offload_needed(flux, free_gb=53.8, batch_size=4)
+    assert not offload_needed(flux, free_gb=53.9, batch_size=4)
     qwen = SPECS["qwen-image"]
     assert (qwen.min_gpu_gb, qwen.width, qwen.height) == (58, 1328, 1328)
     assert offload_needed(qwen, free_gb=58 + 7.56 + 0.5)  # the measured peak, with 0.5 GB over
-    assert not offload_needed(qwen, free_gb=66.2)
+    assert not offload_needed(qwen, free_gb=67.5)
+    assert offload_needed(qwen, free_gb=88.0, batch_size=4)  # above the measured 87.65 GB
+    assert not offload_needed(qwen, free_gb=90.0, batch_size=4)
     # a row that never offloads, or whose size is unknown, keeps its weights on the GPU
     assert not offload_needed(flux.with_overrides(offload="none"), free_gb=1.0)
     assert not offload_needed(flux.with_overrides(min_gpu_gb=0.0), free_gb=1.0)
     assert not needs_offload(flux, torch.device("cpu"))  # no CUDA query on a CPU
+
+
+def test_offload_is_decided_for_the_batch_a_call_will_draw():
+    """A batch asked of GLM-Image is drawn one image a call (its max_batch_size), so its room
+    is one image's; FLUX.1-dev draws the whole batch."""
+    assert SPECS["glm-image"].max_batch_size == 1
+    assert drawn_batch(SPECS["glm-image"], 4) == 1
+    assert drawn_batch(SPECS["flux1-dev"], 4) == 4
+    assert drawn_batch(SPECS["flux1-dev"].with_overrides(max_batch_size=2), 1) == 1
 
 
 def test_a_null_on_a_component_the_class_needs_is_refused():
