@@ -99,20 +99,32 @@ def load_extra_components(
 
 # Room a draw takes beyond the weights: the denoiser's activations (attention through PyTorch's
 # SDPA, which never holds the full attention matrix) and the VAE's decode, whose full-resolution
-# feature maps are a draw's largest allocations and grow with the batch's pixels. Calibrated on
-# an H200 (`make gpu-bench`, 2026-12-04; bench/RESULTS.md). At batch 1 the 1024^2 rows peaked
-# 2.6-3.0 GB above their weights, Qwen-Image 7.56 GB at 1328^2 (1.76 MP). At batch 4
-# (`--batch 4`) the 1024^2 rows took 8.7-9.3 GB, about 2 GB an image more, and Qwen-Image
-# 29.95 GB, 7.5 GB an image more (4.2 GB per megapixel): the rule before (3.5 GB per megapixel,
-# 26.69 GB there) fell short by 3.3 GB. 4.25 GB per megapixel covers every measured draw, Qwen-
-# Image's batch of four with 2.0 GB to spare (its batch of one with 1.9 GB).
+# feature maps are a draw's largest allocations and grow with the batch's pixels: 2 GB plus a
+# figure per megapixel of the batch. Calibrated on an H200 (`make gpu-bench`, 2026-12-04;
+# bench/RESULTS.md, runs 1-4). At batch 1 the 1024^2 rows peaked 2.6-3.0 GB above their weights,
+# Qwen-Image 7.56 GB at 1328^2 (1.76 MP). At batch 4 the 1024^2 rows measured took 8.7-9.3 GB
+# (about 2 GB an image more: 1.75 GB per megapixel of the batch covers them) and Qwen-Image
+# 29.95 GB (7.5 GB an image more, 4.2 GB per megapixel: the rule before, 3.5, allowed 26.69).
+# So the figure is per pipeline class where a row of the class was measured at batch 4, 2.5 GB
+# (3.1 GB to spare at batch 4, 1.6 at batch 1), and 4.25 elsewhere, which covers every draw
+# measured, Qwen-Image's batch of four with 2.0 GB to spare: a class never measured at a batch
+# is given the dearest growth seen rather than the cheapest.
 ACTIVATION_BASE_GB = 2.0
 DECODE_GB_PER_MEGAPIXEL = 4.25
+DECODE_GB_PER_MEGAPIXEL_MEASURED = {  # the row of the class measured at batch 4
+    "FluxPipeline": 2.5,  # flux1-dev: 8.66 GB above its weights
+    "Flux2KleinPipeline": 2.5,  # flux2-klein-4b: 8.73 GB
+    "ZImagePipeline": 2.5,  # z-image-turbo: 8.81 GB
+    "HiDreamImagePipeline": 2.5,  # hidream-i1: 9.35 GB
+}
 
 
-def activation_margin_gb(width: int, height: int, batch_size: int = 1) -> float:
+def activation_margin_gb(
+    width: int, height: int, batch_size: int = 1, pipeline_class: str = ""
+) -> float:
     """GB a draw of `batch_size` images at width x height needs beyond the weights."""
-    return ACTIVATION_BASE_GB + DECODE_GB_PER_MEGAPIXEL * batch_size * width * height / 1e6
+    per_megapixel = DECODE_GB_PER_MEGAPIXEL_MEASURED.get(pipeline_class, DECODE_GB_PER_MEGAPIXEL)
+    return ACTIVATION_BASE_GB + per_megapixel * batch_size * width * height / 1e6
 
 
 def may_offload(spec: GeneratorSpec) -> bool:
@@ -126,7 +138,7 @@ def offload_needed(spec: GeneratorSpec, free_gb: float, batch_size: int = 1) -> 
     the card's total: another process's allocations (a judge on the same GPU) count."""
     if not may_offload(spec):
         return False
-    margin = activation_margin_gb(spec.width, spec.height, batch_size)
+    margin = activation_margin_gb(spec.width, spec.height, batch_size, spec.pipeline_class)
     return free_gb < spec.min_gpu_gb + margin
 
 
