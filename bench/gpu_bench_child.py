@@ -390,10 +390,15 @@ def attention_of(components: dict) -> dict:
     return seen
 
 
-def peak_memory(setup: Setup) -> dict:
+def peak_memory(setup: Setup, weights_gb: float) -> dict:
+    """The peaks so far: GPU memory allocated (and its excess over the weights), host RSS."""
     rss_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9  # Linux: kB
     device_gb = torch.cuda.max_memory_allocated() / 1e9 if setup.device == "cuda" else None
-    return {"peak_memory_gb": _round(device_gb), "peak_host_rss_gb": _round(rss_gb)}
+    return {
+        "peak_memory_gb": _round(device_gb),
+        "above_weights_gb": None if device_gb is None else _round(device_gb - weights_gb),
+        "peak_host_rss_gb": _round(rss_gb),
+    }
 
 
 def _round(value, digits: int = 4):
@@ -423,11 +428,8 @@ def time_row(send, plan: dict, dry_run: bool) -> None:
     parts = watch(pipe, setup)
     if hasattr(pipe, "vision_language_encoder"):
         force_prior_length(pipe, parts, prior_limit_s(plan.get("cap_s")))
-    figures = measure(pipe, plan, setup, parts, send)
-    memory = peak_memory(setup)
-    peak_gb = memory["peak_memory_gb"]
-    above_gb = None if peak_gb is None else _round(peak_gb - weights_gb)
-    send({**figures, **memory, "above_weights_gb": above_gb, "has_nan": parts.has_nan})
+    figures = measure(pipe, plan, setup, parts, send, weights_gb)
+    send({**figures, **peak_memory(setup, weights_gb), "has_nan": parts.has_nan})
 
 
 def timed_pairs(call, setup: Setup) -> dict:
@@ -448,15 +450,18 @@ def timed_pairs(call, setup: Setup) -> dict:
     return timed
 
 
-def measure(pipe, plan: dict, setup: Setup, parts: Parts, send) -> dict:
-    """Warm-up, the two timed calls and (for the cheapest rows) the full step count."""
+def measure(pipe, plan: dict, setup: Setup, parts: Parts, send, weights_gb: float) -> dict:
+    """Warm-up, the two timed calls and (for the cheapest rows) the full step count. The
+    warm-up's peak memory is sent at once: a draw's peak (the decode of the whole batch) does
+    not depend on its step count, so a row cut off by its cap keeps its memory figure."""
     arguments = lambda steps: call_arguments(plan, setup, steps)  # noqa: E731
     warmup_s = timed_call(pipe, arguments(WARMUP_STEPS), parts)
     # GLM-Image: the warm-up drew the prior tokens (timed there, 'prior_s'); the timed calls
     # reuse them, so their difference is the DiT's steps alone
     prior_s = prior_seconds(parts)
     reuse = {"prior_token_ids": parts.prior} if parts.prior is not None else {}
-    send({"warmup_s": _round(warmup_s), "prior": rounded(parts.prior_timing)})
+    warmed = {"warmup_s": _round(warmup_s), "prior": rounded(parts.prior_timing)}
+    send(warmed | peak_memory(setup, weights_gb))
     timed = timed_pairs(lambda steps: timed_call(pipe, arguments(steps) | reuse, parts), setup)
     short_s, long_s = min(timed["short_s"]), min(timed["long_s"])
     per_step, call_s = extrapolate(short_s, long_s, setup.k_short, setup.k_long, plan["steps"])

@@ -342,6 +342,27 @@ def test_a_prior_cut_by_its_time_limit_still_feeds_the_dit_a_whole_grid(tiny_glm
         gpu_bench_child.prior_seconds(parts)
 
 
+def test_a_rows_memory_is_sent_after_its_warm_up_before_the_timed_calls():
+    """Guards against a row cut off by its cap losing its memory figure (the device run of
+    batch 4 rows with too small caps kept none): the warm-up's message carries the peaks."""
+    from bench import gpu_bench_child
+
+    (plan,), _ = gpu_bench_run.select_rows(
+        gpu_bench.registry_rows(), gpu_bench.ARCH_DIR, ["flux2-klein-4b"]
+    )
+    setup = gpu_bench_child.setup_for(plan, dry_run=True)
+    pipe, components = gpu_bench_child.assemble(plan, gpu_bench.load_arch("flux2-klein-4b"), setup)
+    _, weights_gb = gpu_bench_child.weights_of(components)
+    sent: list[dict] = []
+    parts = gpu_bench_child.watch(pipe, setup)
+    gpu_bench_child.measure(pipe, plan, setup, parts, sent.append, weights_gb)
+    warmed = sent[0]
+    assert "warmup_s" in warmed and "t_short_s" not in warmed  # before any timed call
+    assert warmed["peak_host_rss_gb"] > 0
+    # no GPU here: the device's peak and its excess over the weights are None, not made up
+    assert warmed["peak_memory_gb"] is None and warmed["above_weights_gb"] is None
+
+
 # --------------------------------------------------------------------- bf16 on the device
 
 
