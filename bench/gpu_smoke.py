@@ -383,12 +383,14 @@ def registry_cost(model_id: str) -> float:
 def step_generator(config: SmokeConfig, model_id: str) -> dict:
     from ingestion.backends.drivers.calibration import calibrate_cost
     from ingestion.backends.drivers.runs import generation_requests
-    from ingestion.backends.models.diffusers_generator import DiffusersGenerator, needs_offload
+    from ingestion.backends.models.diffusers_generator import DiffusersGenerator
 
     spec = smoke_spec(config, model_id)
     reset_peak_memory()
     started = time.perf_counter()
-    generator = DiffusersGenerator(spec, device=config.device)
+    # loaded for the largest batch it draws here (the batch of gen_images), as the asset loads
+    # for its batch_size
+    generator = DiffusersGenerator(spec, device=config.device, batch_size=config.gen_images)
     load_s = time.perf_counter() - started
     # requests[0] is the warm-up; the next gen_images are drawn at batch 1, then as one batch
     requests = generation_requests(spec, smoke_prompts(config.gen_images + 1))
@@ -414,7 +416,7 @@ def step_generator(config: SmokeConfig, model_id: str) -> dict:
         "steps": spec.steps,
         "dtype_expected": str(generator.dtype).removeprefix("torch."),
         "dtype_loaded": loaded_dtype(generator.pipeline),
-        "offload": needs_offload(spec, generator.device),
+        "offload": generator.offloaded,  # as decided at load, before the weights took memory
         "load_s": round(load_s, 3),
         "warmup_latency_s": warmup.latency_s,
         "batch1_latency_s": calibration.latency_s,

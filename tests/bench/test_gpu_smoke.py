@@ -59,6 +59,7 @@ def test_generators_batch_1_and_batch_4_draw_the_same_images(smoke, model_id):
     step = smoke["steps"][f"generator:{model_id}"]
     assert step["pipeline_class"] == _registry_rows()[model_id]["pipeline_class"]
     assert step["dtype_expected"] == step["dtype_loaded"] == "float32"  # the CPU dtype
+    assert step["offload"] is False  # the decision made at load (a CPU never offloads)
     # the seeds are the (concept, generator) seeds of concepts s01..s04 (s00 is the warm-up)
     expected = [
         int.from_bytes(hashlib.sha256(f"s{i:02d}|{model_id}".encode()).digest()[:4], "big")

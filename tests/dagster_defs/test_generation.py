@@ -113,6 +113,7 @@ def test_generation_asset_draws_every_prompt_and_measures_cost(tmp_path, generat
     backend = generator_resource.load(spec)
     # loaded for the batch it will draw (which decides offload on a GPU): the resource's 4
     assert backend.batch_size == generator_resource.batch_size == 4
+    assert backend.offloaded is False  # a CPU never offloads (no CUDA query)
     assert generator_resource.load(spec, 2).batch_size == 2
     first = next(r for r in rows if r["prompt_id"] == "c002-en")
     from ingestion.backends.api.interfaces import GenerationRequest

@@ -185,13 +185,11 @@ def load_device_map(device: torch.device, offload: bool) -> str | None:
     return device.type  # "cuda" or "cpu", both strategies of DiffusionPipeline.from_pretrained
 
 
-def load_pipeline(spec: GeneratorSpec, device: torch.device, batch_size: int = 1):
+def load_pipeline(spec: GeneratorSpec, device: torch.device, offload: bool = False):
     """The pipeline of `spec` on `device` (diffusers >= 0.40 honours `dtype=`; 0.42.1 checked),
-    offloaded when the device's free memory cannot hold its weights and a draw of
-    `batch_size`."""
+    with model CPU offload when `offload`."""
     cls = pipeline_class_of(spec)
     dtype = load_dtype(spec, device)
-    offload = needs_offload(spec, device, batch_size)
     device_map = load_device_map(device, offload)
     kwargs = from_pretrained_kwargs(spec, cls, dtype, device_map)
     pipeline = cls.from_pretrained(spec.source, **kwargs)
@@ -229,7 +227,9 @@ class DiffusersGenerator(ImageGenerator):
         self.device = pick_device(device)
         self.dtype = load_dtype(spec, self.device)
         self.batch_size = batch_size
-        self.pipeline = load_pipeline(spec, self.device, batch_size)
+        # decided once, on the free memory before the weights arrive
+        self.offloaded = needs_offload(spec, self.device, batch_size)
+        self.pipeline = load_pipeline(spec, self.device, self.offloaded)
         commit = getattr(self.pipeline.config, "_commit_hash", None)
         self.revision = resolve_revision(spec.source, spec.revision, commit)
         self.gpus = spec.gpus if self.device.type == "cuda" else 0
