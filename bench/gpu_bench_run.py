@@ -6,8 +6,9 @@ Every registry row with an architecture config is timed in a child process of it
 multiprocessing forkserver that has imported torch, transformers, diffusers and the pipeline
 classes once, so each starts in a fraction of a second; this process imports only the standard
 library (and the bench's own modules) and never touches CUDA. A child that outlives its cap is
-killed; caps are shares of the time left (`cap_share`), so they add up within the budget (8
-minutes by default) whatever each job takes. `DIR/gpu_bench.json` is rewritten after every job,
+killed; a cap is the job's estimate or its share of the time left, whichever is larger, and
+never more than the time left (`cap_share`), so the run ends within the budget (8 minutes by
+default) whatever each job takes. `DIR/gpu_bench.json` is rewritten after every job,
 so a run cut short keeps what it measured.
 
 The first run on a lent device has to return something, so the JSON is written before anything
@@ -242,9 +243,17 @@ def _median_ms(seconds: list[float]) -> float | None:
 
 def cap_share(left_s: float, estimates: list[float]) -> float:
     """The next job's cap: its estimate's share (`estimates[0]`) of the time left among the jobs
-    still to run. A job that ends early leaves its time to the later ones, and the caps of the
-    jobs still to run never add up to more than the time left."""
-    return max(0.0, left_s) * estimates[0] / sum(estimates)
+    still to run, or its estimate where that is more and the time left holds it; never more than
+    the time left, so the run ends within its budget.
+
+    With a budget that holds every estimate the share is the larger, and a job that ends early
+    leaves its time to the later ones. With a short one (a rerun's `--budget-s`), shares would
+    cut every job below what it needs, and none might finish: run 5 on the H200 gave three
+    batch-4 rows 62 % of their estimates, and all three timed out. Instead the jobs, cheapest
+    first, get their estimates while the time lasts, and the last ones what is left."""
+    left = max(0.0, left_s)
+    share = left * estimates[0] / sum(estimates)
+    return max(share, min(estimates[0], left))
 
 
 def row_estimate_s(plan: dict, params: int, k_steps: tuple[int, int]) -> float:
@@ -565,15 +574,15 @@ def plan_jobs(plans: list[dict], counts: dict[str, int], dry_run: bool, with_jud
 
 def planned_caps(jobs: list[Job], left_s: float) -> list[dict]:
     """Each job's cap if every job before it used all of its own: the least it can get."""
-    total = sum(job.estimate_s for job in jobs)
-    return [
-        {
-            "job": job.name,
-            "estimate_s": round(job.estimate_s, 1),
-            "cap_s": round(left_s * job.estimate_s / total, 1),
-        }
-        for job in jobs
-    ]
+    estimates = [job.estimate_s for job in jobs]
+    planned = []
+    for i, job in enumerate(jobs):
+        cap = cap_share(left_s, estimates[i:])
+        planned.append(
+            {"job": job.name, "estimate_s": round(job.estimate_s, 1), "cap_s": round(cap, 1)}
+        )
+        left_s -= cap
+    return planned
 
 
 @dataclass

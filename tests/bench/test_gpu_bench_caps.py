@@ -28,8 +28,10 @@ def test_run_bench_caps_each_job_from_the_time_left(monkeypatch, tmp_path):
     """Guards against caps computed from the whole budget, which add up to more than the run
     has once the plan or an earlier job has used time. Planted bug it catches (issue 36):
     `cap_share(budget.left(), ...)` in run_bench turned into `cap_share(budget.total_s, ...)`.
-    By hand: 100 s; the plan uses 10 s; estimates 10, 30, 60 s. Job 1: 90 x 10/100 = 9 s (uses
-    2 s: 88 s left); job 2: 88 x 30/90 = 29.33 s (uses all); job 3: the 58.67 s left."""
+    By hand: 100 s; the plan uses 10 s; estimates 10, 30, 60 s (more than the 90 s left, so a
+    job gets its estimate while the time lasts). Job 1: its 10 s (a share would be 9; it uses
+    2 s: 88 s left); job 2: its 30 s (share 29.33; uses all: 58 s left); job 3: the 58 s left.
+    With the planted bug job 2 would get 100 x 30/90 = 33.3 s."""
     budgets, caps = [], []
     used_by_job = {"a": 2.0, "b": None, "c": None}  # None: all of its cap
 
@@ -52,4 +54,4 @@ def test_run_bench_caps_each_job_from_the_time_left(monkeypatch, tmp_path):
     monkeypatch.setattr(gpu_bench_run, "start_children", start_children)
     monkeypatch.setattr(gpu_bench_run, "run_job", run_job)
     assert gpu_bench_run.run_bench(tmp_path, budget_s=100.0, dry_run=True) == 0
-    assert caps == pytest.approx([9.0, 88 * 30 / 90, 88 - 88 * 30 / 90])
+    assert caps == pytest.approx([10.0, 30.0, 58.0])

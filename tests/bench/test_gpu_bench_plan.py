@@ -113,6 +113,16 @@ def test_a_cap_is_the_jobs_share_of_the_time_left():
     assert gpu_bench_run.cap_share(-5.0, [1.0, 1.0]) == 0.0
 
 
+def test_a_short_budget_gives_a_job_its_estimate_while_the_time_lasts():
+    """Guards against the proportional cut that lost run 5: 50 s left for 10 + 30 + 60 s of
+    estimates is a share of 5 s for the first job, half what it needs; it gets its 10 s. The
+    last job gets the time left, never more."""
+    assert gpu_bench_run.cap_share(50.0, [10.0, 30.0, 60.0]) == pytest.approx(10.0)
+    assert gpu_bench_run.cap_share(20.0, [60.0]) == pytest.approx(20.0)
+    # 60 s for the three, each using its whole cap: 10, 30, then the 20 s left
+    assert _caps(60.0, [10.0, 30.0, 60.0], [None, None, None]) == pytest.approx([10, 30, 20])
+
+
 def _caps(budget: float, estimates: list[float], used: list[float | None]) -> list[float]:
     """Each job's cap in turn when job i takes used[i] seconds (None: all of its cap)."""
     caps, left = [], budget
@@ -130,6 +140,18 @@ def test_caps_add_up_within_the_budget_and_time_saved_goes_to_later_jobs():
     assert sum(caps) == pytest.approx(100.0)
     # the first job ends after 2 s: the 8 s it left go to the others, 30:60 -> 32 and 66 s
     assert _caps(100.0, estimates, [2.0, None, None]) == pytest.approx([10.0, 98 / 3, 196 / 3])
+
+
+def test_the_plan_writes_each_jobs_least_cap():
+    """The JSON's `cap_plan`: each job's cap were every job before it to use all of its own,
+    the same rule as the run's: 60 s for estimates 10, 30 and 60 s gives 10, 30 and 20."""
+    jobs = [gpu_bench_run.Job(name, "x:y", (), s) for name, s in (("a", 10), ("b", 30), ("c", 60))]
+    planned = gpu_bench_run.planned_caps(jobs, 60.0)
+    assert [(p["job"], p["estimate_s"], p["cap_s"]) for p in planned] == [
+        ("a", 10, 10.0),
+        ("b", 30, 30.0),
+        ("c", 60, 20.0),
+    ]
 
 
 def test_a_rows_estimate_counts_its_start_build_and_steps():
