@@ -279,7 +279,9 @@ def judge_estimate_s(row_estimates: list[float]) -> float:
 
 def row_plan(row: dict[str, str], arch_dir: Path, batch: int = 1) -> dict:
     """What a row's child needs from its registry row (seeds/generators.csv): `batch` images a
-    call, or the row's `max_batch_size` when that is smaller (GLM-Image draws one a call)."""
+    call, or the row's `max_batch_size` when that is smaller (GLM-Image draws one a call), as
+    the project's generator splits a batch (`diffusers_generator.drawn_batch`, which this
+    process, importing only the standard library, cannot import)."""
     most = int(row.get("max_batch_size") or 0)
     return {
         "batch": min(batch, most) if most else batch,

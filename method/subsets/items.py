@@ -158,13 +158,14 @@ def irt_sizes_by_estimator(
     # (37 % at paper scale) are computed, [I, K], and put back into a [C, K, L, T] of zeros
     # summed as before. The sizes equal the dense computation's to about 1e-15 of their value
     # (numpy's vectorised exp rounds an element's last bit by where it lies in the array).
-    c, lang, t = np.nonzero(den.sum(axis=1) > 0)
+    cells = evidence_cells(num, den)
+    c, lang, t = cells
     n_f = den[c, :, lang, t]  # [I, K]
     x_f = (theta - items.centre)[:, lang, t].T  # [I, K]
     p_f = sigmoid(items.slope[c, lang, t][:, None] * x_f + items.intercept[c, lang, t][:, None])
     cov = items.covariance[c, lang, t]  # [I, 2, 2]
     logit_var = x_f * x_f * cov[:, None, 0, 0] + 2 * x_f * cov[:, None, 0, 1] + cov[:, None, 1, 1]
-    phi = overdispersion(num, den, scores)[:, lang, t].T
+    phi = overdispersion(num, den, scores, cells)[:, lang, t].T
     noise = phi * n_f * p_f * (1 - p_f)
     scores_f, scaled_f = scores[:, lang, t].T, scaled[:, lang, t].T
     sizes = {}
@@ -186,13 +187,24 @@ def irt_sizes_by_estimator(
     return sizes
 
 
+def evidence_cells(numerator: np.ndarray, denominator: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(c, l, t) of the (concept, language, capability) cells where some reference [C, K, L, T]
+    has a nonzero count, in C order: outside them every term of the `irt` sizes and of the
+    overdispersion is an exact 0."""
+    return np.nonzero(((numerator != 0) | (denominator != 0)).any(axis=1))
+
+
 def overdispersion(
-    numerator: np.ndarray, denominator: np.ndarray, scores: np.ndarray | None = None
+    numerator: np.ndarray,
+    denominator: np.ndarray,
+    scores: np.ndarray | None = None,
+    cells: tuple[np.ndarray, ...] | None = None,
 ) -> np.ndarray:
     """phi [K, L, T]: the observed variance of a concept's residual num - S den over its binomial
     variance den S (1 - S). About 1 for yes/no questions; above 1 for transcription scores, where
-    a target's characters fail together (a block missed or misread as a whole). `scores`: the
-    full-benchmark scores S with 0 for no evidence, when the caller has them."""
+    a target's characters fail together (a block missed or misread as a whole). `scores` (the
+    full-benchmark scores S with 0 for no evidence) and `cells` (`evidence_cells`), when the
+    caller has them."""
     if scores is None:
         scores = np.nan_to_num(full_scores(numerator, denominator))
     # sum over concepts of residual^2 and of den S (1 - S): only the (concept, language,
@@ -201,8 +213,7 @@ def overdispersion(
     # concept order as the dense sum over axis 0 does: the same figures, bit for bit, from six
     # passes fewer over [C, K, L, T] (the 10x library call 139.9 s to 133.4 s).
     _, n_models, n_languages, n_capabilities = np.shape(denominator)
-    evidence = ((numerator != 0) | (denominator != 0)).any(axis=1)  # [C, L, T]
-    c, lang, t = np.nonzero(evidence)
+    c, lang, t = evidence_cells(numerator, denominator) if cells is None else cells
     s_f = scores[:, lang, t].T  # [I, K]
     n_f = denominator[c, :, lang, t]
     residual = numerator[c, :, lang, t] - s_f * n_f
