@@ -7,8 +7,8 @@ have recorded, without paying a third build), a 14th generator is appended (`qct
 a real one would), and `qct2i build` runs incremental (`incremental_build_s`); then `qct2i build
 --full` rebuilds the same evidence (`full_build_s`), in the same run. `incremental_vs_full` is
 their ratio (issue 33: at most 0.35); `incremental_marts_equal` whether the two builds' mart
-fingerprints (`reporting.fingerprints`) agree. Both times are the whole command: planning, dbt,
-publishing.
+fingerprints (`reporting.fingerprints`) agree, `incremental_marts_differing` the marts that do
+not. Both times are the whole command: planning, dbt, publishing.
 
 `incremental_share`: the share of the full build's model and test seconds (dbt's
 run_results.json) spent in the nodes an incremental build narrows: the models materialised
@@ -181,6 +181,11 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         "full_cpu_s": round(full_cpu_s, 1),
         "incremental_vs_full_cpu": round(incremental_cpu_s / full_cpu_s, 3),
         "incremental_marts_equal": incremental == full,
+        # which marts, when they are not: one 1x run of 2026-12-04 said False and its rerun
+        # agreed, with nothing kept to say where
+        "incremental_marts_differing": sorted(
+            mart for mart in {*incremental, *full} if incremental.get(mart) != full.get(mart)
+        ),
         "incremental_share": round(share, 3),
         **breakdown,
     }
