@@ -191,6 +191,16 @@ def root_controls(contexts: pa.Table, *, draws: int, seed: int) -> pa.Table:
     language's prompts (a prompt's contexts travel together; baselines held fixed).
     """
     contexts = contexts.filter(pc.equal(contexts["is_eligible"], True))
+    # The sums below add a prompt's contexts in row order, and a float sum's last bits depend
+    # on the order of its terms: sorted by cell and prompt, then by the values themselves (rows
+    # that tie on all of these add the same numbers), so the order the table was written in
+    # (which a build does not fix) cannot reach them (docs/importing.md, "Deterministic builds").
+    contexts = contexts.sort_by(
+        [
+            (name, "ascending")
+            for name in ("model_id", "language", "prompt_id", "local_survival", "baseline_survival")
+        ]
+    )
     local = pc.cast(contexts["local_survival"], pa.float64())
     contexts = contexts.append_column("diff", pc.subtract(local, contexts["baseline_survival"]))
     intervals = prompt_bootstrap(

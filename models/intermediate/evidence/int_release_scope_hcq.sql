@@ -67,6 +67,7 @@ capability_scores as (
         scope_sums.scope_level,
         scope_sums.scope,
         score_sources.group_key,
+        scope_sums.capability,
         {{ capability_score(
             'scope_sums.score_num', 'scope_sums.score_den',
             one_minus_distance="score_sources.score_source = 'transcription'"

@@ -1,6 +1,7 @@
 -- One cost-quality point per router (and per grid epsilon of Q-Profile-C): quality per language
 -- and the 50/50 bilingual mean (METHOD 4, 12), and the mean GPU-s/MP over requests. The uniform
--- random router's figures are expectations: means over its draws.
+-- random router's figures are expectations: means over its draws, added in draw order (a float
+-- sum's last bits depend on the order of its terms; docs/importing.md, "Deterministic builds").
 {% set bilingual = var('bilingual_languages') %}
 
 with
@@ -31,12 +32,12 @@ final as (
         count(*) as n_draws,
         max(n_requests) as n_requests,
         {% for language in bilingual %}
-            avg({{ language }}_frac) as {{ language }}_frac,
+            avg({{ language }}_frac order by draw) as {{ language }}_frac,
         {% endfor %}
         -- fixed 50/50 mean, defined only where both languages have a figure
-        avg({{ bilingual_mean(bilingual[0] ~ '_frac', bilingual[1] ~ '_frac') }})
+        avg({{ bilingual_mean(bilingual[0] ~ '_frac', bilingual[1] ~ '_frac') }} order by draw)
             as bilingual_frac,
-        avg(gpu_s_per_mp) as gpu_s_per_mp
+        avg(gpu_s_per_mp order by draw) as gpu_s_per_mp
     from per_draw
     group by router, grid_eps
 )

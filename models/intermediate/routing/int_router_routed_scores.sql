@@ -56,6 +56,7 @@ routed_scores as (
         draw,
         language,
         group_key,
+        capability,
         -- Eq. 2 / Eq. 3 from the sums; Eq. 3 as (L - D) / L, the router's rounding
         {{ capability_score('score_num', 'score_den') }} as score_frac
     from routed_sums
@@ -77,16 +78,34 @@ totals as (
     from group_views
 ),
 
-costs as (
+requests_per_generator as (
     select
-        decisions.router,
-        decisions.grid_eps,
-        decisions.draw,
-        avg(generators.cost_gpu_s_per_mp) as gpu_s_per_mp,
+        router,
+        grid_eps,
+        draw,
+        model_id,
         count(*) as n_requests
     from decisions
-    inner join generators on decisions.model_id = generators.model_id
-    group by decisions.router, decisions.grid_eps, decisions.draw
+    group by router, grid_eps, draw, model_id
+),
+
+-- the mean cost over requests, as each generator's cost times its share of the requests, added
+-- in generator order: a float sum's last bits depend on the order of its terms, which a join's
+-- output does not fix (docs/importing.md, "Deterministic builds")
+costs as (
+    select
+        requests_per_generator.router,
+        requests_per_generator.grid_eps,
+        requests_per_generator.draw,
+        sum(
+            requests_per_generator.n_requests * generators.cost_gpu_s_per_mp
+            order by requests_per_generator.model_id
+        ) / sum(requests_per_generator.n_requests) as gpu_s_per_mp,
+        sum(requests_per_generator.n_requests)::bigint as n_requests
+    from requests_per_generator
+    inner join generators on requests_per_generator.model_id = generators.model_id
+    group by
+        requests_per_generator.router, requests_per_generator.grid_eps, requests_per_generator.draw
 ),
 
 final as (

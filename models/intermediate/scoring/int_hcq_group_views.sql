@@ -7,6 +7,7 @@ capability_scores as (
         model_id,
         language_scope,
         capability_group as group_key,
+        capability,
         score_frac
     from {{ ref('int_capability_scores') }}
 ),

@@ -10,6 +10,8 @@
 --   or part the mean of its dimensions' shares; the overall the mean of the nine groups'.
 -- A question with no answer (a missing judgment, or an image the release lacks) is left out of
 -- both the numerator and the denominator and counted in `n_missing`, never a "no".
+-- A mean of means adds its terms in a named order (prompt, dimension, group): a float sum's last
+-- bits depend on the order of its terms (docs/importing.md, "Deterministic builds").
 with
 
 scopes as (
@@ -49,7 +51,7 @@ oneig_scores as (
         scopes.prompt_form,
         scopes.scope_level,
         scopes.scope,
-        avg(oneig_images.image_score_frac) as release_score_frac,
+        avg(oneig_images.image_score_frac order by oneig_images.prompt_id) as release_score_frac,
         count(oneig_images.image_score_frac) as n_prompts,
         sum(oneig_images.n_questions) as n_questions,
         sum(oneig_images.n_missing) as n_missing
@@ -99,7 +101,7 @@ tiif_groups_scores as (
         prompt_form,
         'group' as scope_level,
         group_scope as scope,
-        avg(release_score_frac) as release_score_frac,
+        avg(release_score_frac order by dimension) as release_score_frac,
         sum(n_prompts) as n_prompts,
         sum(n_questions) as n_questions,
         sum(n_missing) as n_missing
@@ -115,7 +117,7 @@ tiif_parts as (
         prompt_form,
         'part' as scope_level,
         part as scope,
-        avg(release_score_frac) as release_score_frac,
+        avg(release_score_frac order by dimension) as release_score_frac,
         sum(n_prompts) as n_prompts,
         sum(n_questions) as n_questions,
         sum(n_missing) as n_missing
@@ -131,7 +133,8 @@ tiif_overall as (
         prompt_form,
         'overall' as scope_level,
         '__all__' as scope,
-        avg(release_score_frac) as release_score_frac,
+        -- in group order: `scope` inside the aggregate is each input row's group, not '__all__'
+        avg(release_score_frac order by scope) as release_score_frac,
         sum(n_prompts) as n_prompts,
         sum(n_questions) as n_questions,
         sum(n_missing) as n_missing
