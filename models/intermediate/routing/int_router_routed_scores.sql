@@ -89,9 +89,10 @@ requests_per_generator as (
     group by router, grid_eps, draw, model_id
 ),
 
--- the mean cost over requests, as each generator's cost times its share of the requests, added
--- in generator order: a float sum's last bits depend on the order of its terms, which a join's
--- output does not fix (docs/importing.md, "Deterministic builds")
+-- the mean cost over the requests whose generator has one, as each generator's cost times its
+-- share of those requests, added in generator order: a float sum's last bits depend on the
+-- order of its terms, which a join's output does not fix (docs/importing.md, "Deterministic
+-- builds")
 costs as (
     select
         requests_per_generator.router,
@@ -100,7 +101,9 @@ costs as (
         sum(
             requests_per_generator.n_requests * generators.cost_gpu_s_per_mp
             order by requests_per_generator.model_id
-        ) / sum(requests_per_generator.n_requests) as gpu_s_per_mp,
+        ) / sum(requests_per_generator.n_requests) filter (
+            where generators.cost_gpu_s_per_mp is not null
+        ) as gpu_s_per_mp,
         sum(requests_per_generator.n_requests)::bigint as n_requests
     from requests_per_generator
     inner join generators on requests_per_generator.model_id = generators.model_id
