@@ -1,6 +1,7 @@
 """Where the project's files live, resolved once, and what a warehouse build of them runs."""
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -12,6 +13,20 @@ DEFAULT_WAREHOUSE = PROJECT_ROOT / "warehouse" / "qct2i.duckdb"
 # so they run once per `make test` (tests/marts/test_dbt_unit_tests.py), as dbt advises for
 # production builds. They were about a quarter of a small build's time.
 DBT_BUILD_EXCLUDES = ("--exclude-resource-type", "unit_test")
+
+# numpy asks the kernel for transparent huge pages for each large array (madvise). Where the
+# kernel's THP defrag setting is `madvise` (a common default), such a page fault may first compact
+# memory, and once the warehouse files' page cache has fragmented it, the Python models stalled
+# in the kernel: `int_subset_validation` at paper scale took 11.5-11.9 s with 4.7-5.0 s of system
+# time, against 7.9-8.1 s and 0.9-1.0 s without, the same rows to the bit (bench/RESULTS.md,
+# "Seventh session"). So dbt runs without it, unless the user's environment says otherwise.
+DBT_CHILD_DEFAULTS = {"NUMPY_MADVISE_HUGEPAGE": "0"}
+
+
+def dbt_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment a dbt process gets: `environ`, with `DBT_CHILD_DEFAULTS` where it is
+    silent."""
+    return {**DBT_CHILD_DEFAULTS, **environ}
 
 
 # What one of the project's own DuckDB connections may hold in memory: the dbt profile's limit

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ingestion.paths import DBT_BUILD_EXCLUDES, PROJECT_ROOT
+from ingestion.paths import DBT_BUILD_EXCLUDES, PROJECT_ROOT, dbt_environment
 
 
 def _die_with_parent() -> None:
@@ -91,7 +91,7 @@ def run_dbt(
     cached = _cached_parse(warehouse.name, extra, profiles_dir)
     _seed_parse(cached, target)
     # the path relative to the folder dbt runs in: see the module docstring
-    env = {**os.environ, "QCT2I_WAREHOUSE": warehouse.name}
+    env = {**dbt_environment(os.environ), "QCT2I_WAREHOUSE": warehouse.name}
     if launcher is not None and not echo:
         result = launcher(argv, env=env, cwd=warehouse.parent)
     else:

@@ -16,7 +16,7 @@ import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 from pydantic import Field
 
-from ingestion.paths import DBT_BUILD_EXCLUDES, warehouse_path
+from ingestion.paths import DBT_BUILD_EXCLUDES, dbt_environment, warehouse_path
 from ingestion.store.build_inputs import describe, prepare_build
 from ingestion.store.warehouse import (
     Warehouse,
@@ -87,19 +87,24 @@ def planned_build(
 
 @contextlib.contextmanager
 def dbt_writes_to(working: Path) -> Iterator[None]:
-    """Point dbt's profile (`QCT2I_WAREHOUSE`) at the working copy for the block.
+    """Point dbt's profile (`QCT2I_WAREHOUSE`) at the working copy for the block, with the rest of
+    the environment a dbt process gets (`ingestion.paths.dbt_environment`).
 
-    DbtCliResource passes this process's environment to dbt and takes no other, so the variable is
-    set here and restored after; each Dagster step runs in its own process, or in order in one."""
-    published = os.environ.get("QCT2I_WAREHOUSE")
-    os.environ["QCT2I_WAREHOUSE"] = str(working)
+    DbtCliResource passes this process's environment to dbt and takes no other, so the variables
+    are set here and restored after; each Dagster step runs in its own process, or in order in
+    one."""
+    wanted = dbt_environment(os.environ) | {"QCT2I_WAREHOUSE": str(working)}
+    changed = {name: value for name, value in wanted.items() if os.environ.get(name) != value}
+    saved = {name: os.environ.get(name) for name in changed}
+    os.environ.update(changed)
     try:
         yield
     finally:
-        if published is None:
-            os.environ.pop("QCT2I_WAREHOUSE", None)
-        else:
-            os.environ["QCT2I_WAREHOUSE"] = published
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
