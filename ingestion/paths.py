@@ -17,9 +17,10 @@ DBT_BUILD_EXCLUDES = ("--exclude-resource-type", "unit_test")
 # numpy asks the kernel for transparent huge pages for each large array (madvise). Where the
 # kernel's THP defrag setting is `madvise` (a common default), such a page fault may first compact
 # memory, and once the warehouse files' page cache has fragmented it, the Python models stalled
-# in the kernel: `int_subset_validation` at paper scale took 11.5-11.9 s with 4.7-5.0 s of system
-# time, against 7.9-8.1 s and 0.9-1.0 s without, the same rows to the bit (bench/RESULTS.md,
-# "Seventh session"). So dbt runs without it, unless the user's environment says otherwise.
+# in the kernel: at paper scale the subset validation's call took 11.5-11.9 s with 4.7-5.0 s of
+# system time, against 7.9-8.1 s and 0.9-1.0 s without (the same rows to the bit), and a full
+# `dbt build` spent 28-30 s in the kernel against 14-16 s (bench/RESULTS.md, "Seventh session").
+# So dbt runs without it, unless the user's environment says otherwise.
 DBT_CHILD_DEFAULTS = {"NUMPY_MADVISE_HUGEPAGE": "0"}
 
 
