@@ -60,6 +60,19 @@ def test_macro_mean_averages_the_members_defined_in_each_draw():
     assert n_units == 3  # units 0, 2 and 3 hold a member
 
 
+# int_root_contexts' columns that root_controls reads
+CONTEXTS_SCHEMA = pa.schema(
+    [
+        ("model_id", pa.string()),
+        ("language", pa.string()),
+        ("prompt_id", pa.string()),
+        ("local_survival", pa.int32()),
+        ("baseline_survival", pa.float64()),
+        ("is_eligible", pa.bool_()),
+    ]
+)
+
+
 def test_root_controls_by_hand():
     """m1/en: eligible contexts (local, baseline) p1: (1, 0.5), (0, 0); p2: (1, 0.75); an
     ineligible p3 context is left out. Every prompt's mean diff is 0.25, so every resample's
@@ -82,16 +95,7 @@ def test_root_controls_by_hand():
             }
             for prompt, local, baseline, eligible in rows
         ],
-        schema=pa.schema(
-            [
-                ("model_id", pa.string()),
-                ("language", pa.string()),
-                ("prompt_id", pa.string()),
-                ("local_survival", pa.int32()),
-                ("baseline_survival", pa.float64()),
-                ("is_eligible", pa.bool_()),
-            ]
-        ),
+        schema=CONTEXTS_SCHEMA,
     )
     got = root_controls(table, draws=50, seed=3).to_pylist()
     assert len(got) == 1
@@ -126,17 +130,7 @@ def test_root_controls_do_not_depend_on_row_order():
         for p in range(40)
         for _ in range(int(rng.integers(1, 6)))
     ]
-    schema = pa.schema(
-        [
-            ("model_id", pa.string()),
-            ("language", pa.string()),
-            ("prompt_id", pa.string()),
-            ("local_survival", pa.int32()),
-            ("baseline_survival", pa.float64()),
-            ("is_eligible", pa.bool_()),
-        ]
-    )
-    written = pa.Table.from_pylist(rows, schema=schema)
+    written = pa.Table.from_pylist(rows, schema=CONTEXTS_SCHEMA)
     expected = root_controls(written, draws=200, seed=5).to_pylist()
     for permutation_seed in range(3):
         order = np.random.default_rng(permutation_seed).permutation(len(rows))
