@@ -15,6 +15,9 @@ run_results.json) spent in the nodes an incremental build narrows: the models ma
 `incremental` (per generator, per prompt), the Python models with the `incremental_build` config,
 and their tests.
 
+`standing_share`: the share of the full build's node-seconds in the nodes the incremental build did
+not run at all (those that read no evidence, `ingestion.store.build_inputs.dbt_selection`).
+
 Where each build's time goes (`<build>_dbt_run_s`: dbt's own elapsed time from the start of its
 run, so the command's time less it is planning, dbt's start and parse, and publishing;
 `<build>_model_node_s` and `<build>_test_node_s`: node-seconds on dbt's two threads;
@@ -131,6 +134,22 @@ def incremental_share(target: Path) -> float:
     return sum(s for uid, s in seconds.items() if uid in narrowed | tested) / total
 
 
+def _node_ids(target: Path) -> set[str]:
+    """The nodes a build's run_results.json lists (those dbt ran)."""
+    return {
+        r["unique_id"] for r in json.loads((target / "run_results.json").read_text())["results"]
+    }
+
+
+def standing_share(target: Path, ran: set[str]) -> float:
+    """Share of a full build's (`target`) node-seconds in the nodes outside `ran`."""
+    seconds = {
+        r["unique_id"]: r["execution_time"]
+        for r in json.loads((target / "run_results.json").read_text())["results"]
+    }
+    return sum(s for uid, s in seconds.items() if uid not in ran) / sum(seconds.values())
+
+
 def dbt_figures(target: Path, build: str) -> dict:
     """Where a build's dbt time went, from its run_results.json (keys prefixed by `build`)."""
     run = json.loads((target / "run_results.json").read_text())
@@ -163,10 +182,12 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         _append(newcomer)
         incremental_s, incremental_cpu_s = _build()
         breakdown = dbt_figures(PROJECT_ROOT / "target", "incremental")
+        ran = _node_ids(PROJECT_ROOT / "target")
         incremental = mart_fingerprints(published)
         full_s, full_cpu_s = _build(full=True)
         breakdown |= dbt_figures(PROJECT_ROOT / "target", "full")
         share = incremental_share(PROJECT_ROOT / "target")
+        standing = standing_share(PROJECT_ROOT / "target", ran)
         full = mart_fingerprints(published)
     finally:
         if previous is None:
@@ -187,5 +208,6 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
             mart for mart in {*incremental, *full} if incremental.get(mart) != full.get(mart)
         ),
         "incremental_share": round(share, 3),
+        "standing_share": round(standing, 3),
         **breakdown,
     }

@@ -86,7 +86,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     """`dbt build` on the working copy, incremental where the last build's record allows
     (`ingestion.store.build_inputs`), full with `--full`; publish it only if every model and
     test passed."""
-    from ingestion.store.build_inputs import describe, prepare_build
+    from ingestion.store.build_inputs import dbt_selection, describe, prepare_build
     from ingestion.store.warehouse import (
         PublishRefused,
         Warehouse,
@@ -107,14 +107,16 @@ def cmd_build(args: argparse.Namespace) -> int:
                 return 2
             build_vars = {"official_judge": official} if official else {}
             plan, inputs = prepare_build(working, build_vars, getattr(args, "full", False))
-            print(describe(plan), flush=True)  # before dbt's output, which goes straight out
+            selection = dbt_selection(plan)
+            # before dbt's output, which goes straight out
+            print(describe(plan, selection), flush=True)
             # `incremental_build` changes how, never what, the models build: not a build var
             dbt_vars = build_vars if plan.full else {**build_vars, "incremental_build": True}
             extra = ["--vars", json.dumps(dbt_vars)] if dbt_vars else []
             # `dbt_log` False (qct2i evaluate): dbt's output captured, its summary line printed,
             # its tail in the failure's message
             echo = getattr(args, "dbt_log", True)
-            built = run_dbt("build", working, extra=extra, echo=echo)
+            built = run_dbt("build", working, select=selection, extra=extra, echo=echo)
             stamp = publish(warehouse, build_vars=build_vars, build_inputs=inputs)
     except WarehouseBusy as busy:
         print(busy, file=sys.stderr)

@@ -9,8 +9,9 @@ Python models call, with the DuckDB and dbt versions), the build's dbt vars, the
 generator its registry row, images, transcriptions and every judge's judgments (the failure
 examples quote every judge; a judge's change that touches every generator builds in full). The next
 build compares them with the working copy's evidence: the generators whose fingerprint changed
-(added, replaced, removed) are rebuilt in those models and every other model is rebuilt whole; a
-change anywhere else (code, vars, benchmark, or no record at all) makes the build full.
+(added, replaced, removed) are rebuilt in those models, every other model that reads evidence is
+rebuilt whole, and the nodes that read none stand (`dbt_selection`); a change anywhere else (code,
+vars, benchmark, or no record at all) makes the build full.
 
 Fingerprints are taken from the evidence itself, not from a log the importers keep, so every
 writer of the raw tables (an append, a replacing import, `qct2i calibrate`) is seen alike.
@@ -46,6 +47,17 @@ _CODE_SUFFIXES = {".sql", ".py", ".yml", ".yaml", ".csv", ".json"}
 _VERSIONED = ("dbt-core", "dbt-duckdb", "duckdb")
 # A generator's evidence that the per-generator models read.
 _GENERATOR_TABLES = ("generators", "images", "transcriptions", "judgments")
+# The dbt project's raw sources (models/staging/_sources.yml), each either the benchmark, which an
+# incremental build never changes, or evidence, whose nodes downstream every build runs.
+BENCHMARK_SOURCES = ("prompts", "questions")
+EVIDENCE_SOURCES = (
+    "generators",
+    "images",
+    "judgments",
+    "transcriptions",
+    "ratings",
+    "conversion_report",
+)
 _GENERATOR_PREFIX = "generator:"
 
 
@@ -161,6 +173,14 @@ def plan_build(
     return BuildPlan(False, tuple(sorted(changed)), how)
 
 
+def dbt_selection(plan: BuildPlan) -> tuple[str, ...]:
+    """The nodes a build runs (dbt's `--select`; empty: every node). An incremental build runs
+    those downstream of an evidence source, with their tests; the others (the seeds, the question
+    graphs, the time spine and their tests) read only the code and the benchmark, which a build is
+    incremental only if unchanged since the recorded build, so their tables stand as built."""
+    return () if plan.full else tuple(f"source:raw.{name}+" for name in EVIDENCE_SOURCES)
+
+
 def mark_pending(con: duckdb.DuckDBPyConnection, plan: BuildPlan) -> None:
     """Commit what this build rebuilds before dbt runs (a NULL row: everything); added to what
     an earlier build that did not publish left."""
@@ -198,9 +218,11 @@ def prepare_build(
     return plan, inputs
 
 
-def describe(plan: BuildPlan) -> str:
-    """One line for the build's output: full and why, or which generators."""
+def describe(plan: BuildPlan, selection: tuple[str, ...] = ()) -> str:
+    """One line for the build's output: full and why, or which generators (and, when dbt runs
+    `selection`, the `dbt_selection` of the plan, that the rest stands)."""
     if plan.full:
         return f"full build ({plan.reason})"
     named = ", ".join(plan.generators) if plan.generators else "none"
-    return f"incremental build ({plan.reason}): per-generator models rebuild {named}"
+    line = f"incremental build ({plan.reason}): per-generator models rebuild {named}"
+    return f"{line}; the nodes that read no evidence stand" if selection else line

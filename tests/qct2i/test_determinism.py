@@ -158,7 +158,8 @@ def test_appending_a_14th_generator_equals_one_import(bundles, one_import):
     incremental (the killed build's generator, still pending, and the newcomer) and its marts
     must be the full build's, byte for byte. Guards against rows of a generator that an
     incremental build does not rebuild, rebuilt ones kept twice or lost, and a killed build's
-    rows taken for built because the evidence went back to the recorded one. Its builds run in
+    rows taken for built because the evidence went back to the recorded one, and against a node
+    that an incremental build leaves standing but should have run. Its builds run in
     other processes from `one_import`'s, on other files, so it is the determinism check too: a
     mart that differed between two builds of the same evidence (an unordered float sum, a
     random draw without its seed) fails it. (A second build of `one_import` checked that alone,
@@ -191,6 +192,7 @@ def test_appending_a_14th_generator_equals_one_import(bundles, one_import):
     assert fingerprints == one_import[1]
     assert fingerprints != thirteen  # the 14th generator did reach the marts
     assert f"per-generator models rebuild {replaced}, {NEWCOMER}" in built.stdout  # incremental
+    assert "the nodes that read no evidence stand" in built.stdout  # and they did not run
 
 
 def test_no_mart_depends_on_the_order_rows_were_written_in(bundles, one_import):
