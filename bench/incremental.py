@@ -113,7 +113,6 @@ def _append(folder: Path) -> None:
 def incremental_share(target: Path) -> float:
     """Share of a full build's node seconds in the nodes an incremental build narrows."""
     manifest = json.loads((target / "manifest.json").read_text())
-    results = json.loads((target / "run_results.json").read_text())["results"]
     narrowed = {
         uid
         for uid, node in manifest["nodes"].items()
@@ -129,31 +128,27 @@ def incremental_share(target: Path) -> float:
         if node["resource_type"] == "test"
         and set(node.get("depends_on", {}).get("nodes", [])) & narrowed
     }
-    seconds = {r["unique_id"]: r["execution_time"] for r in results}
+    seconds = node_seconds(target)
     total = sum(seconds.values())
     return sum(s for uid, s in seconds.items() if uid in narrowed | tested) / total
 
 
-def _node_ids(target: Path) -> set[str]:
-    """The nodes a build's run_results.json lists (those dbt ran)."""
-    return {
-        r["unique_id"] for r in json.loads((target / "run_results.json").read_text())["results"]
-    }
+def node_seconds(target: Path) -> dict[str, float]:
+    """{node: execution seconds} of the nodes a build ran, from its run_results.json."""
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    return {r["unique_id"]: r["execution_time"] for r in results}
 
 
 def standing_share(target: Path, ran: set[str]) -> float:
     """Share of a full build's (`target`) node-seconds in the nodes outside `ran`."""
-    seconds = {
-        r["unique_id"]: r["execution_time"]
-        for r in json.loads((target / "run_results.json").read_text())["results"]
-    }
+    seconds = node_seconds(target)
     return sum(s for uid, s in seconds.items() if uid not in ran) / sum(seconds.values())
 
 
 def dbt_figures(target: Path, build: str) -> dict:
     """Where a build's dbt time went, from its run_results.json (keys prefixed by `build`)."""
-    run = json.loads((target / "run_results.json").read_text())
-    seconds = {r["unique_id"]: r["execution_time"] for r in run["results"]}
+    elapsed = json.loads((target / "run_results.json").read_text())["elapsed_time"]
+    seconds = node_seconds(target)
     by_kind = {"model": 0.0, "test": 0.0}
     for uid, spent in seconds.items():
         kind = uid.split(".")[0]
@@ -161,7 +156,7 @@ def dbt_figures(target: Path, build: str) -> dict:
             by_kind[kind] += spent
     slowest = sorted(seconds, key=seconds.get, reverse=True)[:5]
     return {
-        f"{build}_dbt_run_s": round(run["elapsed_time"], 2),
+        f"{build}_dbt_run_s": round(elapsed, 2),
         f"{build}_model_node_s": round(by_kind["model"], 1),
         f"{build}_test_node_s": round(by_kind["test"], 1),
         f"{build}_slowest_nodes": {uid.split(".")[2]: round(seconds[uid], 2) for uid in slowest},
@@ -182,7 +177,7 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         _append(newcomer)
         incremental_s, incremental_cpu_s = _build()
         breakdown = dbt_figures(PROJECT_ROOT / "target", "incremental")
-        ran = _node_ids(PROJECT_ROOT / "target")
+        ran = set(node_seconds(PROJECT_ROOT / "target"))
         incremental = mart_fingerprints(published)
         full_s, full_cpu_s = _build(full=True)
         breakdown |= dbt_figures(PROJECT_ROOT / "target", "full")
