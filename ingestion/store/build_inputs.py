@@ -48,7 +48,8 @@ _VERSIONED = ("dbt-core", "dbt-duckdb", "duckdb")
 # A generator's evidence that the per-generator models read.
 _GENERATOR_TABLES = ("generators", "images", "transcriptions", "judgments")
 # The dbt project's raw sources (models/staging/_sources.yml), each either the benchmark, which an
-# incremental build never changes, or evidence, whose nodes downstream every build runs.
+# incremental build never changes (its fingerprint is `_benchmark_fingerprint`'s, so a change to
+# any of them builds in full), or evidence, whose nodes downstream every build runs.
 BENCHMARK_SOURCES = ("prompts", "questions")
 EVIDENCE_SOURCES = (
     "generators",
@@ -108,10 +109,11 @@ def current_inputs(
 
 
 def _benchmark_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
-    """Prompts and questions, and whether any transcription exists: the transcription capability
-    is scored from OCR only then (int_capability_score_sources), for every generator."""
+    """The benchmark's tables (prompts, questions), and whether any transcription exists: the
+    transcription capability is scored from OCR only then (int_capability_score_sources), for
+    every generator."""
     parts = []
-    for table in ("prompts", "questions"):
+    for table in BENCHMARK_SOURCES:  # the nodes an incremental build leaves standing read these
         if _has_table(con, "raw", table):
             n, digest = con.execute(
                 f"select count(*), bit_xor(hash(t)) from raw.{table} t"
