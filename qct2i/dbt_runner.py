@@ -16,17 +16,27 @@ by that name, the vars and the profiles folder (`target/partial_parse/`), copied
 target before dbt starts and back (atomically) after. Builds of other warehouse files with the
 same name, and a run with other vars, then reuse a parse instead of redoing it; dbt checks the
 saved parse itself, so a stale cache entry costs a full parse, never a wrong one.
+
+A run without its own `target_path` (the CLI's builds) still works in a folder of its own,
+`target/runs/<pid>-<token>/`, and moves dbt's artifacts into `target/` when it ends (each file
+replaced atomically). Two such runs at once (two warehouses built from one checkout, or the tests'
+parallel workers) used to share `target/partial_parse.msgpack`: each read the parse the other had
+seeded, re-parsed, and could leave the other warehouse's parse in its cache entry. `target/` still
+ends up holding the last run's manifest, run results and compiled SQL, as dbt's own runs leave it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ingestion.paths import DBT_BUILD_EXCLUDES, PROJECT_ROOT, dbt_environment
@@ -52,8 +62,11 @@ class DbtFailed(RuntimeError):
     """dbt exited non-zero; the message carries the tail of its output."""
 
 
-PARTIAL_PARSE_CACHE = PROJECT_ROOT / "target" / "partial_parse"
+SHARED_TARGET = PROJECT_ROOT / "target"
+PARTIAL_PARSE_CACHE = SHARED_TARGET / "partial_parse"
 PARTIAL_PARSE = "partial_parse.msgpack"
+# the folders of the runs that have no target of their own, until they end
+RUNS = SHARED_TARGET / "runs"
 
 
 def run_dbt(
@@ -78,40 +91,39 @@ def run_dbt(
     `dbt` process, its output captured (the tests' `qct2i.dbt_forkserver.run_forked`).
     """
     warehouse = Path(warehouse).resolve()
-    target = Path(target_path) if target_path is not None else PROJECT_ROOT / "target"
-    logs = target if target_path is not None else PROJECT_ROOT / "logs"
-    argv = [str(Path(sys.executable).parent / "dbt"), *command.split()]  # e.g. "docs generate"
-    argv += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(profiles_dir)]
-    argv += ["--target-path", str(target), "--log-path", str(logs)]
-    if select:
-        argv += ["--select", *select]
-    if command == "build":
-        argv += DBT_BUILD_EXCLUDES
-    argv += list(extra)
-    cached = _cached_parse(warehouse.name, extra, profiles_dir)
-    _seed_parse(cached, target)
-    # the path relative to the folder dbt runs in: see the module docstring
-    env = {**dbt_environment(os.environ), "QCT2I_WAREHOUSE": warehouse.name}
-    if launcher is not None and not echo:
-        result = launcher(argv, env=env, cwd=warehouse.parent)
-    else:
-        result = subprocess.run(
-            argv,
-            env=env,
-            cwd=warehouse.parent,
-            capture_output=not echo,
-            text=True,
-            preexec_fn=_die_with_parent,
-        )
-    _keep_parse(target, cached)
-    if result.returncode != 0 and echo:
-        raise DbtFailed(f"dbt {command} failed (exit {result.returncode}); its output is above")
-    if result.returncode != 0:
-        raise DbtFailed(
-            f"dbt {command} failed ({' '.join(select)}):\n"
-            f"{result.stdout[-5000:]}\n{result.stderr[-2000:]}"
-        )
-    return result
+    with _run_folders(target_path) as (target, logs):
+        argv = [str(Path(sys.executable).parent / "dbt"), *command.split()]  # e.g. "docs generate"
+        argv += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(profiles_dir)]
+        argv += ["--target-path", str(target), "--log-path", str(logs)]
+        if select:
+            argv += ["--select", *select]
+        if command == "build":
+            argv += DBT_BUILD_EXCLUDES
+        argv += list(extra)
+        cached = _cached_parse(warehouse.name, extra, profiles_dir)
+        _seed_parse(cached, target)
+        # the path relative to the folder dbt runs in: see the module docstring
+        env = {**dbt_environment(os.environ), "QCT2I_WAREHOUSE": warehouse.name}
+        if launcher is not None and not echo:
+            result = launcher(argv, env=env, cwd=warehouse.parent)
+        else:
+            result = subprocess.run(
+                argv,
+                env=env,
+                cwd=warehouse.parent,
+                capture_output=not echo,
+                text=True,
+                preexec_fn=_die_with_parent,
+            )
+        _keep_parse(target, cached)
+        if result.returncode != 0 and echo:
+            raise DbtFailed(f"dbt {command} failed (exit {result.returncode}); its output is above")
+        if result.returncode != 0:
+            raise DbtFailed(
+                f"dbt {command} failed ({' '.join(select)}):\n"
+                f"{result.stdout[-5000:]}\n{result.stderr[-2000:]}"
+            )
+        return result
 
 
 def _cached_parse(name: str, extra: Sequence[str], profiles_dir: Path) -> Path:
@@ -138,3 +150,55 @@ def _keep_parse(target: Path, cached: Path) -> None:
     partial = cached.with_name(f"{cached.name}.{os.getpid()}.partial")
     shutil.copyfile(parsed, partial)
     os.replace(partial, cached)
+
+
+@contextmanager
+def _run_folders(target_path: Path | None) -> Iterator[tuple[Path, Path]]:
+    """dbt's target and log folders for one run: `target_path` for both, or a new folder of the
+    run's own and the project's `logs/`, its artifacts moved into `target/` when the run ends."""
+    if target_path is not None:
+        yield Path(target_path), Path(target_path)
+        return
+    run_target = _private_target()
+    try:
+        yield run_target, PROJECT_ROOT / "logs"
+    finally:
+        _publish_artifacts(run_target, SHARED_TARGET)
+
+
+def _private_target() -> Path:
+    """A new folder for one run, after removing those of runs whose process has died (a build
+    killed with kill -9 leaves its folder behind)."""
+    if RUNS.exists():
+        for folder in RUNS.iterdir():
+            if not _process_alive(folder.name.split("-")[0]):
+                shutil.rmtree(folder, ignore_errors=True)
+    folder = RUNS / f"{os.getpid()}-{secrets.token_hex(4)}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _process_alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _publish_artifacts(run_target: Path, shared: Path) -> None:
+    """Move a finished run's artifacts into the shared target: each file by an atomic rename, so a
+    reader (Dagster's definitions read `manifest.json`) never sees half of one; each folder
+    (`compiled/`, `run/`) whole, under a lock, so two runs ending at once do not interleave. The
+    run's parse is not moved: it went to the cache (`_keep_parse`)."""
+    (run_target / PARTIAL_PARSE).unlink(missing_ok=True)
+    with open(shared / ".publish.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        for item in sorted(run_target.iterdir()):
+            destination = shared / item.name
+            if item.is_dir():
+                shutil.rmtree(destination, ignore_errors=True)
+            os.replace(item, destination)
+    shutil.rmtree(run_target, ignore_errors=True)
