@@ -190,12 +190,13 @@ def subset_validation(
     capability_scores_table,
     seeds: int,
     bilingual_languages: Sequence[str] = ("en", "zh"),
+    workers: int = 1,
 ) -> pa.Table:
     """agg_subset_validation: leave-one-generator-out over the fully evaluated generators, every
     strategy x estimator x budget (`VALIDATION_BUDGETS`) x `seeds` seeds (`validation_cases`,
-    `summarise_validation`), in the bilingual scope where the evidence has one, else in its one
-    language's (an English-only release such as TIFA160). Empty with fewer than 3 such
-    generators, or with several languages but no bilingual pair."""
+    `summarise_validation`, `workers` folds at once), in the bilingual scope where the evidence
+    has one, else in its one language's (an English-only release such as TIFA160). Empty with
+    fewer than 3 such generators, or with several languages but no bilingual pair."""
     stats = stats_from_arrow(
         stats_table, capabilities_table, capability_scores_table,
         bilingual_languages=bilingual_languages,
@@ -205,8 +206,9 @@ def subset_validation(
     if full.sum() < 3 or scope is None:
         return pa.Table.from_pylist([], schema=SUBSET_VALIDATION_SCHEMA)
     cases = validation_cases(
-        restrict_models(stats, np.flatnonzero(full)), seeds=range(seeds), scope=scope
-    )
+        restrict_models(stats, np.flatnonzero(full)), seeds=range(seeds), scope=scope,
+        workers=workers,
+    )  # fmt: skip
     rows = [row | {"language_scope": scope} for row in summarise_validation(cases)]
     return pa.Table.from_pylist(rows, schema=SUBSET_VALIDATION_SCHEMA)
 

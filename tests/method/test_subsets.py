@@ -186,6 +186,21 @@ def test_validation_summary_counts_cases_and_errors():
     assert row["spearman"] > 0.8 and row["kendall"] > 0.6
 
 
+def test_validation_folds_in_threads_give_the_serial_cases_bit_for_bit():
+    """`workers` only changes how many held-out generators are computed at once: the cases, each
+    float to the bit, their order and the progress messages are the one-thread run's."""
+    stats = hand_world(n_concepts=120, n_models=5)
+    told = {1: [], 3: []}
+    cases = {}
+    for workers, progress in told.items():
+        cases[workers] = validation_cases(
+            stats, budgets=(0.1, 0.5), seeds=range(2), progress=progress.append, workers=workers
+        )
+    assert len(cases[1]) == 5 * 2 * 2 * 3 * 2  # held out x budgets x seeds x plans x estimators
+    assert cases[3] == cases[1]
+    assert told[3] == told[1] == [f"held out {m}" for m in stats.model_ids]
+
+
 def effects_world(n_concepts: int, n_models: int = 6, effect_sd: float = 1.5, seed: int = 7):
     """hand_world's layout with a strong planted prompt effect per (concept, capability), shared
     by every generator and both languages, and 4 questions per cell: a hard prompt is hard for
