@@ -84,11 +84,13 @@ def run_dbt(
     without dbt's unit tests: `DBT_BUILD_EXCLUDES`).
 
     `target_path` keeps dbt's state (and logs) apart from other runs on the same checkout
-    (default: the project's `target/` and `logs/`). `profiles_dir` replaces the project's
-    profiles.yml (e.g. a one-thread DuckDB for bit-exact builds). `echo` lets dbt print to this
-    process's terminal (the CLI) instead of capturing its output (tests and benches, which put
-    the tail into the `DbtFailed` message). `launcher` runs the command line in place of a new
-    `dbt` process, its output captured (the tests' `qct2i.dbt_forkserver.run_forked`).
+    (default: a folder of the run's own, its artifacts moved into the project's `target/` at
+    the end, and the project's `logs/`: see the module docstring). `profiles_dir` replaces the
+    project's profiles.yml (e.g. a one-thread DuckDB for bit-exact builds). `echo` lets dbt
+    print to this process's terminal (the CLI) instead of capturing its output (tests and
+    benches, which put the tail into the `DbtFailed` message). `launcher` runs the command line
+    in place of a new `dbt` process, its output captured (the tests'
+    `qct2i.dbt_forkserver.run_forked`).
     """
     warehouse = Path(warehouse).resolve()
     with _run_folders(target_path) as (target, logs):
@@ -179,6 +181,7 @@ def _private_target() -> Path:
 
 
 def _process_alive(pid: str) -> bool:
+    """Whether the process of a run folder's name still runs (a name that is no number: no)."""
     try:
         os.kill(int(pid), 0)
     except (ValueError, ProcessLookupError):
