@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -71,7 +72,12 @@ def validation_cases(
     )
     folds = range(len(stats.model_ids))
     cases = []
-    with ThreadPoolExecutor(max(1, workers)) as pool:
+    # A fold silences the RuntimeWarnings it expects (`fit_items`, `Predictor`) with
+    # `warnings.catch_warnings`, which swaps the process's one filter list and is not
+    # thread-safe: folds entering and leaving it at once can leave one fold's filter in place
+    # after both end (or let an expected warning through). The outer context puts the list
+    # back as it was once every fold has ended, so nothing is left behind for the process.
+    with warnings.catch_warnings(), ThreadPoolExecutor(max(1, workers)) as pool:
         for m, held_out in zip(folds, pool.map(fold, folds), strict=True):
             cases += held_out
             if progress:
