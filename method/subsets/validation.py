@@ -61,9 +61,10 @@ def validation_cases(
     estimator sees the same plans, so their errors differ by the estimator alone.
 
     `workers` > 1 computes that many folds at once in threads: numpy releases the GIL in its
-    array loops, so two threads take about half the time (12.8 to 6.1 s at paper scale), and
-    each fold's figures are computed as alone, so the cases are the same, bit for bit, in the
-    same order. Each fold in flight holds its references' evidence (about 0.5 GB at 10x)."""
+    array loops, so two threads take about half the time on idle cores (12.8 to 6.1 s at paper
+    scale), and each fold's figures are computed as alone, so the cases are the same, bit for
+    bit, in the same order. Each fold in flight holds its references' evidence and its fits
+    (the second added 1.1 GB to a 10x build's peak)."""
     si = stats.scopes.index(scope)
     truth = scope_totals(stats.numerator.sum(axis=0), stats.denominator.sum(axis=0), stats)[:, si]
     available = stats.denominator.sum(axis=(0, 1)) > 0
