@@ -8,6 +8,7 @@ architecture rather than one `marts` box; staging and seeds keep their layer's n
 import contextlib
 import json
 import os
+import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -133,9 +134,13 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
                 args, inputs, build = planned_build(context, working, config)
                 context.log.info(build)
                 with dbt_writes_to(working):
-                    for event in dbt.cli(args, context=context).stream():
+                    invocation = dbt.cli(args, context=context)
+                    for event in invocation.stream():
                         events.append(event)
                 stamp = publish(warehouse, build_vars=config.vars, build_inputs=inputs)
+                # dagster-dbt gives each invocation a folder of its own under target/ (4-14 MB of
+                # compiled SQL and parse) and never removes it; a failed build's stays to be read
+                shutil.rmtree(invocation.target_path, ignore_errors=True)
         except Exception:
             yield from events
             raise

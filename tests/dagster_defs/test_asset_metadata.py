@@ -11,6 +11,7 @@ import pytest
 
 from dagster_defs.definitions import defs
 from ingestion.bundle.format import write_bundle
+from ingestion.paths import PROJECT_ROOT
 from reporting.fingerprints import mart_fingerprints
 from tests.helpers import copy_warehouse, query, run_cli
 from tests.worlds.hand import hand_bundle_tables
@@ -27,7 +28,7 @@ MASKED = 6
 
 
 @pytest.fixture(scope="module")
-def run(hand_published, tmp_path_factory):
+def job_run(hand_published, tmp_path_factory):
     """The import asset's `append` config through the `import_and_build` job, on a copy of the
     session's published hand warehouse: a copy of its evidence under new model ids (`m1-v2`,
     `m2-v2`) appended, built, published and reported. (One job run for every test here: an
@@ -48,11 +49,27 @@ def run(hand_published, tmp_path_factory):
             .execute_in_process(run_config={"ops": {"import_bundle": {"config": config}}})
         )
     assert result.success
+    return warehouse, result
+
+
+@pytest.fixture(scope="module")
+def run(job_run):
+    """(the warehouse, each materialised asset's metadata by its key)."""
+    warehouse, result = job_run
     materialised = {
         e.asset_key.to_user_string(): e.event_specific_data.materialization.metadata
         for e in result.get_asset_materialization_events()
     }
     return warehouse, materialised
+
+
+def test_the_dbt_invocation_folder_is_removed_after_a_published_build(job_run):
+    """dagster-dbt gives each `dbt.cli` call a folder under the project's target/ named after
+    the op and the run (4-14 MB) and leaves it there; one per build piled up under a deployment
+    that takes drops all day. A published build removes its own."""
+    _, result = job_run
+    left = list((PROJECT_ROOT / "target").glob(f"qct2i_dbt_models-{result.run_id[:7]}-*"))
+    assert left == []
 
 
 def test_every_raw_and_mart_asset_carries_its_row_count(run):
