@@ -133,10 +133,12 @@ def incremental_share(target: Path) -> float:
     return sum(s for uid, s in seconds.items() if uid in narrowed | tested) / total
 
 
-def node_seconds(target: Path) -> dict[str, float]:
-    """{node: execution seconds} of the nodes a build ran, from its run_results.json."""
-    results = json.loads((target / "run_results.json").read_text())["results"]
-    return {r["unique_id"]: r["execution_time"] for r in results}
+def node_seconds(target: Path, run: dict | None = None) -> dict[str, float]:
+    """{node: execution seconds} of the nodes a build ran, from its run_results.json (`run`, when
+    the caller has read it already)."""
+    if run is None:
+        run = json.loads((target / "run_results.json").read_text())
+    return {r["unique_id"]: r["execution_time"] for r in run["results"]}
 
 
 def standing_share(target: Path, ran: set[str]) -> float:
@@ -147,8 +149,8 @@ def standing_share(target: Path, ran: set[str]) -> float:
 
 def dbt_figures(target: Path, build: str) -> dict:
     """Where a build's dbt time went, from its run_results.json (keys prefixed by `build`)."""
-    elapsed = json.loads((target / "run_results.json").read_text())["elapsed_time"]
-    seconds = node_seconds(target)
+    run = json.loads((target / "run_results.json").read_text())
+    seconds = node_seconds(target, run)
     by_kind = {"model": 0.0, "test": 0.0}
     for uid, spent in seconds.items():
         kind = uid.split(".")[0]
@@ -156,7 +158,7 @@ def dbt_figures(target: Path, build: str) -> dict:
             by_kind[kind] += spent
     slowest = sorted(seconds, key=seconds.get, reverse=True)[:5]
     return {
-        f"{build}_dbt_run_s": round(elapsed, 2),
+        f"{build}_dbt_run_s": round(run["elapsed_time"], 2),
         f"{build}_model_node_s": round(by_kind["model"], 1),
         f"{build}_test_node_s": round(by_kind["test"], 1),
         f"{build}_slowest_nodes": {uid.split(".")[2]: round(seconds[uid], 2) for uid in slowest},

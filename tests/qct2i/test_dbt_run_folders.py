@@ -6,11 +6,13 @@ parse seeded for the other warehouse and parsed the whole project again."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from qct2i import dbt_runner
 from qct2i.dbt_runner import RUNS, SHARED_TARGET, run_dbt
@@ -39,7 +41,11 @@ def test_two_runs_at_once_each_reuse_their_own_parse(tmp_path):
     finally:
         for entry in cached:
             entry.unlink(missing_ok=True)
-    # each run's artifacts reached the shared target, and its own folder is gone
+    # each run worked in a folder of its own, its artifacts reached the shared target, and its
+    # folder is gone
+    for output in second:
+        (written,) = re.findall(r"Performance info: (\S+)", output)
+        assert Path(written).parent.parent == RUNS, written
     assert (SHARED_TARGET / "perf_info.json").stat().st_mtime >= started
     assert not [f for f in RUNS.iterdir() if f.name.startswith(f"{os.getpid()}-")]
 
@@ -60,3 +66,22 @@ def test_a_new_run_removes_the_folders_of_dead_runs_only():
     finally:
         for folder in (of_a_live_run, mine):
             shutil.rmtree(folder)
+
+
+def test_publishing_moves_files_and_folders_into_the_shared_target_and_drops_the_parse(tmp_path):
+    """What `_publish_artifacts` does with a finished run's folder: every file and folder moved
+    into the shared target (a folder there replaced whole, not merged), the parse left out (it
+    went to the cache), the run's folder removed."""
+    run, shared = tmp_path / "runs" / "123-abcd", tmp_path / "target"
+    (run / "compiled" / "m").mkdir(parents=True)
+    (run / "compiled" / "m" / "new.sql").write_text("select 2")
+    (run / "run_results.json").write_text('{"new": true}')
+    (run / dbt_runner.PARTIAL_PARSE).write_bytes(b"this run's parse")
+    (shared / "compiled" / "m").mkdir(parents=True)
+    (shared / "compiled" / "m" / "old.sql").write_text("select 1")
+    (shared / "run_results.json").write_text('{"old": true}')
+    dbt_runner._publish_artifacts(run, shared)
+    assert not run.exists()
+    assert (shared / "run_results.json").read_text() == '{"new": true}'
+    assert sorted(p.name for p in (shared / "compiled" / "m").iterdir()) == ["new.sql"]
+    assert not (shared / dbt_runner.PARTIAL_PARSE).exists()
