@@ -11,11 +11,10 @@ run, so the same holds; the CLI, the benches and the studies start `dbt` itself.
 Parsing: dbt re-parses the whole project (seconds) whenever the command-line vars or the
 profile's connection settings differ from those its saved parse (`partial_parse.msgpack`) was
 made with, and the DuckDB path is one of those settings. So dbt runs in the warehouse's folder
-with the path given relative to it (the file name only), and each parse is kept in a cache keyed
-by that name, the vars and the profiles folder (`target/partial_parse/`), copied into a run's
-target before dbt starts and back (atomically) after. Builds of other warehouse files with the
-same name, and a run with other vars, then reuse a parse instead of redoing it; dbt checks the
-saved parse itself, so a stale cache entry costs a full parse, never a wrong one.
+with the path given relative to it (the file name only), and each run is seeded from, and leaves
+its parse in, the entry of that name, its vars and profiles folder in the parse cache
+(`ingestion.store.dbt_parse`). Builds of other warehouse files with the same name, and a run with
+other vars, then reuse a parse instead of redoing it.
 
 A run without its own `target_path` (the CLI's builds) still works in a folder of its own,
 `target/runs/<pid>-<token>/`, and moves dbt's artifacts into `target/` when it ends (each file
@@ -28,7 +27,6 @@ ends up holding the last run's manifest, run results and compiled SQL, as dbt's 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import secrets
 import shutil
@@ -40,6 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ingestion.paths import DBT_BUILD_EXCLUDES, PROJECT_ROOT, dbt_environment
+from ingestion.store.dbt_parse import PARTIAL_PARSE, cached_parse, keep_parse, seed_parse
 
 
 def _die_with_parent() -> None:
@@ -63,8 +62,6 @@ class DbtFailed(RuntimeError):
 
 
 SHARED_TARGET = PROJECT_ROOT / "target"
-PARTIAL_PARSE_CACHE = SHARED_TARGET / "partial_parse"
-PARTIAL_PARSE = "partial_parse.msgpack"
 # the folders of the runs that have no target of their own, until they end
 RUNS = SHARED_TARGET / "runs"
 
@@ -102,8 +99,8 @@ def run_dbt(
         if command == "build":
             argv += DBT_BUILD_EXCLUDES
         argv += list(extra)
-        cached = _cached_parse(warehouse.name, extra, profiles_dir)
-        _seed_parse(cached, target)
+        cached = cached_parse(warehouse.name, extra, profiles_dir)
+        seed_parse(cached, target)
         # the path relative to the folder dbt runs in: see the module docstring
         env = {**dbt_environment(os.environ), "QCT2I_WAREHOUSE": warehouse.name}
         if launcher is not None and not echo:
@@ -117,7 +114,7 @@ def run_dbt(
                 text=True,
                 preexec_fn=_die_with_parent,
             )
-        _keep_parse(target, cached)
+        keep_parse(target, cached)
         if result.returncode != 0 and echo:
             raise DbtFailed(f"dbt {command} failed (exit {result.returncode}); its output is above")
         if result.returncode != 0:
@@ -126,32 +123,6 @@ def run_dbt(
                 f"{result.stdout[-5000:]}\n{result.stderr[-2000:]}"
             )
         return result
-
-
-def _cached_parse(name: str, extra: Sequence[str], profiles_dir: Path) -> Path:
-    """The cache entry of a parse made for this file name, these vars and this profile."""
-    extra = list(extra)
-    cli_vars = extra[extra.index("--vars") + 1] if "--vars" in extra[:-1] else ""
-    key = hashlib.sha256("\0".join([name, cli_vars, str(profiles_dir)]).encode()).hexdigest()
-    return PARTIAL_PARSE_CACHE / f"{key[:20]}.msgpack"
-
-
-def _seed_parse(cached: Path, target: Path) -> None:
-    if cached.exists():
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(cached, target / PARTIAL_PARSE)
-
-
-def _keep_parse(target: Path, cached: Path) -> None:
-    """Copy the run's parse into the cache through a temporary name, so a concurrent run reads
-    the old entry or the new one, never half of one."""
-    parsed = target / PARTIAL_PARSE
-    if not parsed.exists():
-        return
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    partial = cached.with_name(f"{cached.name}.{os.getpid()}.partial")
-    shutil.copyfile(parsed, partial)
-    os.replace(partial, cached)
 
 
 @contextmanager
@@ -195,7 +166,7 @@ def _publish_artifacts(run_target: Path, shared: Path) -> None:
     """Move a finished run's artifacts into the shared target: each file by an atomic rename, so a
     reader (Dagster's definitions read `manifest.json`) never sees half of one; each folder
     (`compiled/`, `run/`) whole, under a lock, so two runs ending at once do not interleave. The
-    run's parse is not moved: it went to the cache (`_keep_parse`)."""
+    run's parse is not moved: it went to the cache (`keep_parse`)."""
     (run_target / PARTIAL_PARSE).unlink(missing_ok=True)
     with open(shared / ".publish.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes

@@ -8,8 +8,10 @@ architecture rather than one `marts` box; staging and seeds keep their layer's n
 import contextlib
 import json
 import os
+import re
 import shutil
-from collections.abc import Iterator, Mapping
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from pydantic import Field
 
 from ingestion.paths import DBT_BUILD_EXCLUDES, dbt_environment, warehouse_path
 from ingestion.store.build_inputs import describe, prepare_build
+from ingestion.store.dbt_parse import cached_parse, keep_parse, seed_parse
 from ingestion.store.warehouse import (
     Warehouse,
     prepare_working_copy,
@@ -108,6 +111,54 @@ def dbt_writes_to(working: Path) -> Iterator[None]:
                 os.environ[name] = value
 
 
+@contextlib.contextmanager
+def saved_parse(
+    context: dg.AssetExecutionContext, dbt: DbtCliResource, working: Path, args: Sequence[str]
+) -> Iterator[Path]:
+    """The folder for one `dbt.cli` call, seeded with the parse saved for this working copy and
+    these vars (`ingestion.store.dbt_parse`); the call's parse is saved back when the block ends,
+    and the log says how much of the project dbt parsed.
+
+    dagster-dbt would seed the folder with the project's `target/partial_parse.msgpack`, made by
+    the definitions' `dbt parse` or a CLI build for another warehouse path, so dbt parsed the
+    whole project on every build ("profile has changed", about 3 s here). The folder is named as
+    dagster-dbt names its own (op, run, token)."""
+    op_run = f"{context.op_execution_context.op.name}-{context.run.run_id[:7]}"
+    target = Path(dbt.project_dir) / "target" / f"{op_run}-{uuid.uuid4().hex[:7]}"
+    profiles = dbt.profiles_dir or os.environ.get("DBT_PROFILES_DIR") or dbt.project_dir
+    cached = cached_parse(str(working), args, Path(profiles))
+    seed_parse(cached, target)
+    try:
+        yield target
+    finally:
+        keep_parse(target, cached)
+        context.log.info(parse_summary(target))
+
+
+PARTIAL_PARSE_COUNTS = (
+    r"Partial parsing enabled: (\d+) files deleted, (\d+) files added, (\d+) files changed"
+)
+
+
+def parse_summary(target: Path) -> str:
+    """What dbt said of its parse, from its log in the call's folder (`DBT_LOG_PATH`; the parse
+    is logged in the first kilobytes, the build's debug log after it can run to megabytes)."""
+    try:
+        with (target / "dbt.log").open(errors="replace") as log:
+            text = log.read(1 << 20)
+    except FileNotFoundError:
+        text = ""
+    if whole := re.search(r"Unable to do partial parsing because ([^\"\n]+)", text):
+        return f"dbt parse: the whole project ({whole[1].strip()})"
+    if partial := re.search(PARTIAL_PARSE_COUNTS, text):
+        deleted, added, changed = partial.groups()
+        return (
+            "dbt parse: the saved parse of this working copy reused "
+            f"({deleted} files deleted, {added} added, {changed} changed)"
+        )
+    return "dbt parse: not in dbt's log (DBT_LOG_LEVEL_FILE=none, or dbt stopped first)"
+
+
 def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
     """The dbt assets of a prepared project (reads its manifest: call at definitions load).
 
@@ -133,8 +184,8 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
                 working = prepare_working_copy(warehouse)
                 args, inputs, build = planned_build(context, working, config)
                 context.log.info(build)
-                with dbt_writes_to(working):
-                    invocation = dbt.cli(args, context=context)
+                with dbt_writes_to(working), saved_parse(context, dbt, working, args) as target:
+                    invocation = dbt.cli(args, context=context, target_path=target)
                     for event in invocation.stream():
                         events.append(event)
                 stamp = publish(warehouse, build_vars=config.vars, build_inputs=inputs)

@@ -169,3 +169,31 @@ def test_a_refused_append_fails_the_run_with_the_problems(hand_published, tmp_pa
         config = {"folder": str(tmp_path / "changed"), "append": True}
         with pytest.raises(dg.Failure, match=r"judgments.jsonl:1: judgment \(prompt_id"):
             job.execute_in_process(run_config={"ops": {"import_bundle": {"config": config}}})
+
+
+def test_a_second_build_of_a_working_copy_reuses_its_dbt_parse(hand_published, tmp_path):
+    """Each Dagster build of a warehouse seeds dbt with the parse its previous build left
+    (`saved_parse`), so only the first parses the project. Guards against the build dagster-dbt
+    seeds with the project's own `target/partial_parse.msgpack`, made for another warehouse path,
+    which made dbt parse every file on every build ("profile has changed")."""
+    warehouse = copy_warehouse(hand_published, tmp_path, "qct2i.duckdb")
+    parses = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("QCT2I_WAREHOUSE", str(warehouse))
+        patch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # dbt's default; tests/conftest.py turns it off
+        job = defs().resolve_implicit_global_asset_job_def()
+        for _ in range(2):
+            instance = dg.DagsterInstance.ephemeral()
+            result = job.execute_in_process(
+                asset_selection=[dg.AssetKey(["staging", "stg_prompts"])], instance=instance
+            )
+            assert result.success
+            logs = [entry.user_message for entry in instance.all_logs(result.run_id)]
+            parses += [m for m in logs if m.startswith("dbt parse:")]
+    first, second = parses
+    # a working path dbt has never seen (tmp_path): the whole project, whatever dbt was seeded with
+    assert first.startswith("dbt parse: the whole project ("), first
+    assert second == (
+        "dbt parse: the saved parse of this working copy reused "
+        "(0 files deleted, 0 added, 0 changed)"
+    )

@@ -14,6 +14,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ingestion.paths import PROJECT_ROOT
+from ingestion.store.dbt_parse import PARTIAL_PARSE, cached_parse
 from qct2i import dbt_runner
 from qct2i.dbt_runner import RUNS, SHARED_TARGET, run_dbt
 
@@ -31,7 +33,7 @@ def test_two_runs_at_once_each_reuse_their_own_parse(tmp_path):
     warehouses = [tmp_path / name / f"{name}_{token}.duckdb" for name in ("x", "y")]
     for warehouse in warehouses:
         warehouse.parent.mkdir()
-    cached = [dbt_runner._cached_parse(w.name, (), dbt_runner.PROJECT_ROOT) for w in warehouses]
+    cached = [cached_parse(w.name, (), PROJECT_ROOT) for w in warehouses]
     started = time.time()
     try:
         first = _parse_both_at_once(warehouses)
@@ -76,7 +78,7 @@ def test_publishing_moves_files_and_folders_into_the_shared_target_and_drops_the
     (run / "compiled" / "m").mkdir(parents=True)
     (run / "compiled" / "m" / "new.sql").write_text("select 2")
     (run / "run_results.json").write_text('{"new": true}')
-    (run / dbt_runner.PARTIAL_PARSE).write_bytes(b"this run's parse")
+    (run / PARTIAL_PARSE).write_bytes(b"this run's parse")
     (shared / "compiled" / "m").mkdir(parents=True)
     (shared / "compiled" / "m" / "old.sql").write_text("select 1")
     (shared / "run_results.json").write_text('{"old": true}')
@@ -84,4 +86,4 @@ def test_publishing_moves_files_and_folders_into_the_shared_target_and_drops_the
     assert not run.exists()
     assert (shared / "run_results.json").read_text() == '{"new": true}'
     assert sorted(p.name for p in (shared / "compiled" / "m").iterdir()) == ["new.sql"]
-    assert not (shared / dbt_runner.PARTIAL_PARSE).exists()
+    assert not (shared / PARTIAL_PARSE).exists()
