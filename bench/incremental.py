@@ -18,6 +18,13 @@ and their tests.
 `standing_share`: the share of the full build's node-seconds in the nodes the incremental build did
 not run at all (those that read no evidence, `ingestion.store.build_inputs.dbt_selection`).
 
+`dagster_incremental_build_s`: the same append built through Dagster (every dbt asset of the
+definitions materialised in process, as the inbox's and the GPU chain's runs build), on a second
+copy of the warehouse recorded as built, so it too is incremental; `dagster_incremental_vs_full`
+its ratio to the full `qct2i build` above, `dagster_marts_equal` whether its marts are the full
+build's, `dagster_parse` what dbt said of its parse (its saved parse is keyed by the working
+copy's path: the first run on a checkout parses the whole project).
+
 Where each build's time goes (`<build>_dbt_run_s`: dbt's own elapsed time from the start of its
 run, so the command's time less it is planning, dbt's start and parse, and publishing;
 `<build>_model_node_s` and `<build>_test_node_s`: node-seconds on dbt's two threads;
@@ -110,6 +117,26 @@ def _append(folder: Path) -> None:
         raise RuntimeError("qct2i import --append failed")
 
 
+def _dagster_build() -> tuple[float, str]:
+    """(wall seconds, what dbt said of its parse) of one Dagster run of every dbt asset on the
+    warehouse `QCT2I_WAREHOUSE` names, in this process."""
+    import dagster as dg
+
+    from dagster_defs.definitions import defs
+
+    definitions = defs()
+    dbt_assets = definitions.resolve_assets_def(dg.AssetKey(["marts", "fct_hcq_leaderboard"]))
+    job = definitions.resolve_implicit_global_asset_job_def()
+    instance = dg.DagsterInstance.ephemeral()
+    start = time.perf_counter()
+    result = job.execute_in_process(asset_selection=list(dbt_assets.keys), instance=instance)
+    wall = time.perf_counter() - start
+    if not result.success:
+        raise RuntimeError("the Dagster build failed")
+    logs = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    return wall, next((m for m in logs if m.startswith("dbt parse:")), "dbt parse: not logged")
+
+
 def incremental_share(target: Path) -> float:
     """Share of a full build's node seconds in the nodes an incremental build narrows."""
     manifest = json.loads((target / "manifest.json").read_text())
@@ -174,8 +201,11 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
     newcomer = newcomer_bundle(bundle, root / "newcomer")
     previous = os.environ.get("QCT2I_WAREHOUSE")
     os.environ["QCT2I_WAREHOUSE"] = str(published)
+    through_dagster = root / "dagster" / "qct2i.duckdb"
+    through_dagster.parent.mkdir()
     try:
         _record_as_built(published)
+        shutil.copyfile(published, through_dagster)
         _append(newcomer)
         incremental_s, incremental_cpu_s = _build()
         breakdown = dbt_figures(PROJECT_ROOT / "target", "incremental")
@@ -186,6 +216,10 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         share = incremental_share(PROJECT_ROOT / "target")
         standing = standing_share(PROJECT_ROOT / "target", ran)
         full = mart_fingerprints(published)
+        os.environ["QCT2I_WAREHOUSE"] = str(through_dagster)
+        _append(newcomer)
+        dagster_s, dagster_parse = _dagster_build()
+        dagster = mart_fingerprints(through_dagster)
     finally:
         if previous is None:
             os.environ.pop("QCT2I_WAREHOUSE", None)
@@ -204,6 +238,10 @@ def measure(warehouse: Path, bundle: Path, work: Path) -> dict:
         "incremental_marts_differing": sorted(
             mart for mart in {*incremental, *full} if incremental.get(mart) != full.get(mart)
         ),
+        "dagster_incremental_build_s": round(dagster_s, 2),
+        "dagster_incremental_vs_full": round(dagster_s / full_s, 3),
+        "dagster_marts_equal": dagster == full,
+        "dagster_parse": dagster_parse,
         "incremental_share": round(share, 3),
         "standing_share": round(standing, 3),
         **breakdown,

@@ -12,6 +12,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,12 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 from pydantic import Field
 
 from ingestion.paths import DBT_BUILD_EXCLUDES, dbt_environment, warehouse_path
-from ingestion.store.build_inputs import describe, prepare_build
+from ingestion.store.build_inputs import (
+    dbt_exclusion,
+    describe,
+    prepare_build,
+    standing_nodes,
+)
 from ingestion.store.dbt_parse import cached_parse, keep_parse, seed_parse
 from ingestion.store.warehouse import (
     Warehouse,
@@ -73,20 +79,44 @@ def dbt_build_args(config: DbtBuildConfig, incremental: bool = False) -> list[st
     return [*build, "--vars", json.dumps(dbt_vars)] if dbt_vars else build
 
 
+@dataclass(frozen=True)
+class PlannedBuild:
+    """What a dbt asset run builds: dbt's arguments, the inputs to record at publish (None: keep
+    no record), what the build does in one line, and the dbt assets it leaves standing."""
+
+    args: list[str]
+    inputs: Mapping[str, str] | None
+    summary: str
+    standing: tuple[dg.AssetKey, ...] = ()  # each after those it depends on
+
+
 def planned_build(
-    context: dg.AssetExecutionContext, working: Path, config: DbtBuildConfig
-) -> tuple[list[str], Mapping[str, str] | None, str]:
-    """(dbt's arguments, the inputs to record at publish, what the build does in one line).
+    context: dg.AssetExecutionContext, working: Path, config: DbtBuildConfig, manifest: Mapping
+) -> PlannedBuild:
+    """Plan a run of the dbt assets on the working copy.
 
     A run of every dbt asset plans as `qct2i build` does (ingestion/store/build_inputs.py;
     docs/warehouse.md, "Incremental builds"): incremental on the generators whose evidence
     changed since the recorded build, full otherwise, and its publish records what it was built
-    from. A subset run (models picked in the UI) builds what it picked and records nothing, so
-    the next build is full."""
+    from. An incremental build leaves out the nodes that read no evidence, as `qct2i build` does
+    (`dbt_exclusion` of the `standing_nodes`: dagster-dbt selects every node itself). A subset
+    run (models picked in the UI) builds what it picked and records nothing, so the next build
+    is full."""
     if context.is_subset:
-        return dbt_build_args(config), None, "subset build (the models selected; no record kept)"
+        subset = "subset build (the models selected; no record kept)"
+        return PlannedBuild(dbt_build_args(config), None, subset)
     plan, inputs = prepare_build(working, config.vars)
-    return dbt_build_args(config, incremental=not plan.full), inputs, describe(plan)
+    args = dbt_build_args(config, incremental=not plan.full)
+    if plan.full:
+        return PlannedBuild(args, inputs, describe(plan))
+    standing = standing_nodes(manifest)
+    translator = AreaTranslator()
+    keys = tuple(
+        translator.get_asset_key(manifest["nodes"][uid])
+        for uid in standing
+        if manifest["nodes"][uid]["resource_type"] != "test"
+    )
+    return PlannedBuild([*args, *dbt_exclusion(manifest, standing)], inputs, describe(plan), keys)
 
 
 @contextlib.contextmanager
@@ -164,6 +194,7 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
 
     `dbt build` runs on the working copy under the writer lock and publishes it only when every
     model and test passed (dagster-dbt raises at the end of the stream otherwise)."""
+    manifest = json.loads(project.manifest_path.read_text())
 
     @dbt_assets(
         manifest=project.manifest_path,
@@ -182,13 +213,14 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
         try:
             with writer_lock(warehouse, f"dagster run {context.run_id}", writer_wait_s()):
                 working = prepare_working_copy(warehouse)
-                args, inputs, build = planned_build(context, working, config)
-                context.log.info(build)
+                build = planned_build(context, working, config, manifest)
+                context.log.info(build.summary)
+                args = build.args
                 with dbt_writes_to(working), saved_parse(context, dbt, working, args) as target:
                     invocation = dbt.cli(args, context=context, target_path=target)
                     for event in invocation.stream():
                         events.append(event)
-                stamp = publish(warehouse, build_vars=config.vars, build_inputs=inputs)
+                stamp = publish(warehouse, build_vars=config.vars, build_inputs=build.inputs)
                 # dagster-dbt gives each invocation a folder of its own under target/ (4-14 MB of
                 # compiled SQL and parse) and never removes it; a failed build's stays to be read
                 shutil.rmtree(invocation.target_path, ignore_errors=True)
@@ -196,7 +228,9 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
             yield from events
             raise
         context.log.info(f"published {warehouse.published} (build {stamp['build_id']})")
-        metadata = published_metadata(warehouse.published, build)
+        metadata = published_metadata(warehouse.published, build.summary)
+        # first: a standing asset is upstream of the rebuilt ones, never downstream
+        yield from standing_outputs(context, build, events, metadata)
         for event in events:
             is_output = isinstance(event, dg.Output)
             key = context.asset_key_for_output(event.output_name) if is_output else None
@@ -207,6 +241,25 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
             )
 
     return qct2i_dbt_models
+
+
+def standing_outputs(
+    context: dg.AssetExecutionContext,
+    build: PlannedBuild,
+    events: Sequence[Any],
+    metadata: Mapping[dg.AssetKey, Mapping[str, Any]],
+) -> Iterator[dg.Output]:
+    """An output for each selected dbt asset that the build left standing (`build.standing`) and
+    dbt therefore did not report: its table is in the published file as the last build made it,
+    so it is reported with the other tables of that file, its metadata saying so; its tests
+    (asset checks) did not run again."""
+    yielded = {event.output_name for event in events if isinstance(event, dg.Output)}
+    selected = set(context.selected_output_names)
+    stood = f"{build.summary}; stands as built (reads no evidence, not rebuilt)"
+    for key in build.standing:  # in the order of the graph
+        name = context.assets_def.get_output_name_for_asset_key(key)
+        if name in selected and name not in yielded:
+            yield dg.Output(None, name, metadata={**metadata.get(key, {}), "build": stood})
 
 
 LEADERBOARD = dg.AssetKey(["marts", "fct_hcq_leaderboard"])

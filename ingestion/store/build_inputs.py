@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from graphlib import TopologicalSorter
 from importlib import metadata
 from pathlib import Path
 
@@ -181,6 +182,45 @@ def dbt_selection(plan: BuildPlan) -> tuple[str, ...]:
     graphs, the time spine and their tests) read only the code and the benchmark, which a build is
     incremental only if unchanged since the recorded build, so their tables stand as built."""
     return () if plan.full else tuple(f"source:raw.{name}+" for name in EVIDENCE_SOURCES)
+
+
+# the node kinds `dbt build` runs (unit tests aside: `ingestion.paths.DBT_BUILD_EXCLUDES`)
+_BUILT_NODES = ("model", "seed", "snapshot", "test")
+
+
+def standing_nodes(manifest: Mapping) -> tuple[str, ...]:
+    """The unique ids of the nodes `dbt_selection` leaves out of an incremental build, read from
+    a parsed manifest: every seed, model, snapshot and test not downstream of an evidence
+    source; each after its parents (Dagster takes a multi-asset's outputs in that order)."""
+    downstream: set[str] = set()
+    reached = [
+        uid
+        for uid, source in manifest["sources"].items()
+        if source["source_name"] == "raw" and source["name"] in EVIDENCE_SOURCES
+    ]
+    while reached:
+        for child in manifest["child_map"].get(reached.pop(), ()):
+            if child not in downstream:
+                downstream.add(child)
+                reached.append(child)
+    standing = sorted(
+        uid
+        for uid, node in manifest["nodes"].items()
+        if node["resource_type"] in _BUILT_NODES and uid not in downstream
+    )
+    graph = TopologicalSorter({uid: manifest["parent_map"].get(uid, ()) for uid in standing})
+    return tuple(uid for uid in graph.static_order() if uid in standing)
+
+
+def dbt_exclusion(manifest: Mapping, nodes: Sequence[str]) -> tuple[str, ...]:
+    """dbt's arguments that leave `nodes` (unique ids) out of a run that selects every node
+    itself (dagster-dbt's `--select fqn:*`): each by its `fqn:`, with `--indirect-selection
+    empty`, so that excluding a node does not also drop a test with a parent on each side, which
+    `dbt_selection` runs (both are checked against `dbt ls`). None: no arguments."""
+    if not nodes:
+        return ()
+    names = " ".join("fqn:" + ".".join(manifest["nodes"][uid]["fqn"]) for uid in nodes)
+    return ("--exclude", names, "--indirect-selection", "empty")
 
 
 def mark_pending(con: duckdb.DuckDBPyConnection, plan: BuildPlan) -> None:

@@ -25,6 +25,9 @@ MISSING = 1
 # Answered but invalid: m1 cA-en q3 (its parent q2 is no); m2 cA-en q2 and q3 (below the
 # missing q1), q5 (parents q1 and q4), q6 and q7 (under q4, answered no).
 MASKED = 6
+# a dbt test with a parent that reads evidence (fct_question_records) and one that does not
+# (int_question_edges)
+MIXED_TEST = "test.qct2i.assert_valid_children_have_valid_yes_parents"
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +73,23 @@ def test_the_dbt_invocation_folder_is_removed_after_a_published_build(job_run):
     _, result = job_run
     left = list((PROJECT_ROOT / "target").glob(f"qct2i_dbt_models-{result.run_id[:7]}-*"))
     assert left == []
+
+
+def test_an_incremental_build_runs_no_node_that_reads_no_evidence(job_run):
+    """As `qct2i build` (`dbt_selection`), the append's incremental build leaves the nodes that
+    read no evidence standing: the benchmark's staging tests are not evaluated again, the
+    evidence's are, and so is a test with a parent on each side. Guards against an exclusion that
+    does not reach dbt, or that also drops such a test (dbt's eager exclusion would)."""
+    _, result = job_run
+    evaluated = {e.check_name for e in result.get_asset_check_evaluations()}
+    assert "unique_stg_prompts_prompt_id" not in evaluated
+    assert "not_null_stg_judgments_judge_id" in evaluated
+    # dagster-dbt reports a test with parents in two assets as an observation, not a check
+    observed = {
+        e.event_specific_data.asset_observation.metadata["unique_id"].value
+        for e in result.get_asset_observation_events()
+    }
+    assert MIXED_TEST in observed
 
 
 def test_every_raw_and_mart_asset_carries_its_row_count(run):
@@ -125,7 +145,8 @@ def test_the_report_asset_wrote_the_file_it_names(run):
 def test_the_append_is_built_incrementally_and_equals_a_full_build(run, tmp_path):
     """The dbt assets plan their build as `qct2i build` does (issue 33): the hand warehouse was
     published by `qct2i build`, which recorded its inputs, so the append's build rebuilds the two
-    new generators only, says so on every mart, and records its own inputs for the next build;
+    new generators only, says so on every mart (on the three that read no evidence, that they
+    stand as built), and records its own inputs for the next build;
     its marts are those of a full build of the same evidence, byte for byte. Guards against a
     Dagster build that rebuilds everything, keeps no record, or publishes marts that a full build
     would not give."""
@@ -133,8 +154,13 @@ def test_the_append_is_built_incrementally_and_equals_a_full_build(run, tmp_path
     expected = (
         "incremental build (2 of 4 generators changed): per-generator models rebuild m1-v2, m2-v2"
     )
-    marts = [key for key in metadata if key.startswith("marts/")]
-    assert marts and {metadata[key]["build"].value for key in marts} == {expected}
+    stood = f"{expected}; stands as built (reads no evidence, not rebuilt)"
+    builds = {key: metadata[key]["build"].value for key in metadata if key.startswith("marts/")}
+    # by hand: the marts over the question graphs and the attribution alone read no evidence
+    standing = {"marts/agg_dsg_atlas", "marts/agg_tag_set_frequencies"}
+    standing |= {"marts/fct_attribution_agreement"}
+    assert {key for key, build in builds.items() if build == stood} == standing
+    assert {build for key, build in builds.items() if key not in standing} == {expected}
     assert query(warehouse, "select count(*) > 0 from build_state.inputs") == [(True,)]
     full = copy_warehouse(warehouse, tmp_path, "qct2i.duckdb")
     built = run_cli(["build", "--full"], full)
