@@ -58,7 +58,7 @@ def measure_one_scale(concepts: int, work: Path) -> dict:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         (records,) = con.execute("select count(*) from marts.fct_question_records").fetchall()[0]
         _, bootstrap_load_s, bootstrap_s = timed_bootstrap(con)
-    append = incremental.measure(warehouse, bundle, work)
+    append = incremental.measure(warehouse, bundle, work, through_dagster=False)
     python_peak, dbt_peak = _peak_mb(resource.RUSAGE_SELF), _peak_mb(resource.RUSAGE_CHILDREN)
     return {
         "concepts": concepts,
