@@ -215,9 +215,9 @@ def build_dbt_assets(project: DbtProject) -> dg.AssetsDefinition:
                 working = prepare_working_copy(warehouse)
                 build = planned_build(context, working, config, manifest)
                 context.log.info(build.summary)
-                args = build.args
-                with dbt_writes_to(working), saved_parse(context, dbt, working, args) as target:
-                    invocation = dbt.cli(args, context=context, target_path=target)
+                parse = saved_parse(context, dbt, working, build.args)
+                with dbt_writes_to(working), parse as target:
+                    invocation = dbt.cli(build.args, context=context, target_path=target)
                     for event in invocation.stream():
                         events.append(event)
                 stamp = publish(warehouse, build_vars=config.vars, build_inputs=build.inputs)
