@@ -216,7 +216,7 @@ def dbt_exclusion(manifest: Mapping, nodes: Sequence[str]) -> tuple[str, ...]:
     """dbt's arguments that leave `nodes` (unique ids) out of a run that selects every node
     itself (dagster-dbt's `--select fqn:*`): each by its `fqn:`, with `--indirect-selection
     empty`, so that excluding a node does not also drop a test with a parent on each side, which
-    `dbt_selection` runs (both are checked against `dbt ls`). None: no arguments."""
+    `dbt_selection` runs (both are checked against `dbt ls`). No nodes: no arguments."""
     if not nodes:
         return ()
     names = " ".join("fqn:" + ".".join(manifest["nodes"][uid]["fqn"]) for uid in nodes)
