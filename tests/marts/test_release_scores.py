@@ -4,12 +4,21 @@ from the world's answers (stored target-yes; `-` a missing answer)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tests.helpers import build_warehouse, query
-from tests.worlds.release_scores import OFFICIAL_JUDGE, write_release_scores_bundle
+from ingestion.bundle.format import write_bundle
+from reporting.fingerprints import mart_fingerprints
+from tests.helpers import build_warehouse, copy_warehouse, dbt_build, query
+from tests.worlds.release_scores import (
+    OFFICIAL_JUDGE,
+    many_release_prompts_tables,
+    write_release_scores_bundle,
+)
 
 COLUMNS = "release_score, n_prompts, n_questions, n_missing, hcq_total"
+BUILD_VARS = {"official_judge": OFFICIAL_JUDGE}
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +30,7 @@ def warehouse(tmp_path_factory):
         root / "w.duckdb",
         select=("+fct_release_scores",),
         # only the selected models' own tests: the singular tests read marts left out
-        extra=(
-            "--indirect-selection",
-            "cautious",
-            "--vars",
-            f'{{"official_judge": "{OFFICIAL_JUDGE}"}}',
-        ),
+        extra=("--indirect-selection", "cautious", "--vars", json.dumps(BUILD_VARS)),
     )
 
 
@@ -200,3 +204,33 @@ def test_tiif_long_form_apart_and_missing_left_out(warehouse):
         0,
         8,
     )
+
+
+@pytest.fixture(scope="module")
+def many_prompts(tmp_path_factory):
+    """The many-prompts release world, its seeds and models up to the mart built (no tests: the
+    hand world's figures above are the checks of what they compute)."""
+    root = tmp_path_factory.mktemp("many_release_prompts")
+    write_bundle(root / "bundle", many_release_prompts_tables(seed=20261205), "jsonl")
+    select = ("+fct_release_scores",)
+    extra = ("--exclude", "resource_type:test", "--vars", json.dumps(BUILD_VARS))
+    return build_warehouse(root / "bundle", root / "w.duckdb", select, extra)
+
+
+def test_the_scores_do_not_depend_on_the_order_rows_were_written_in(many_prompts, tmp_path):
+    """The determinism tier's shuffle check (tests/qct2i/test_determinism.py) runs on a world
+    with no converted release, where this mart is empty; the hand world above has too few
+    values per mean for their order to show. Here, over hundreds of prompts, every table up to
+    the mart is rewritten in a pseudo-random row order as soon as its model has built (dbt var
+    `shuffle_seed`), and the scores must be the unshuffled run's, byte for byte. Guards against a
+    mean over rows taken in written order (a float sum's last bits follow the order of its
+    terms): without its `order by`, OneIG's mean over prompts fails here."""
+    shuffled = copy_warehouse(many_prompts, tmp_path)
+    shuffle = json.dumps({**BUILD_VARS, "shuffle_seed": 20261205})
+    dbt_build(shuffled, ("+fct_release_scores",), ("--vars", shuffle), command="run")
+    rows = "select judge_id, model_id, release, scope from marts.fct_release_scores limit 12"
+    assert query(shuffled, rows) != query(many_prompts, rows)  # rewritten, reordered
+    fingerprints = mart_fingerprints(shuffled), mart_fingerprints(many_prompts)
+    # at least every OneIG category and TIIF dimension of both generators
+    assert fingerprints[0]["fct_release_scores"]["rows"] >= 2 * (4 + 6)
+    assert fingerprints[0]["fct_release_scores"] == fingerprints[1]["fct_release_scores"]

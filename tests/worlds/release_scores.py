@@ -8,6 +8,7 @@ image. Ids and texts are our own; tests/marts/test_release_scores.py works every
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from ingestion.bundle.format import write_bundle
@@ -140,3 +141,48 @@ def release_scores_tables() -> dict[str, list[dict]]:
 def write_release_scores_bundle(folder: Path) -> Path:
     write_bundle(folder, release_scores_tables(), "jsonl")
     return folder
+
+
+# The many-prompts variant, for checks no hand world is large enough for: a mean over a few
+# values comes out the same in any order, over hundreds its last bits follow the order.
+ONEIG_CATEGORIES = ("Portrait", "General_Object", "Anime_Stylization", "Multilingualism")
+TIIF_DIMENSIONS = ("numeracy", "negation", "2d_spatial_relation", "color+3d", "style", "text")
+CAPABILITIES = ("humans", "man_made", "color", "state", "spatial", "texture", "style")
+
+
+def many_release_prompts_tables(seed: int, per_scope: int = 60) -> dict[str, list[dict]]:
+    """`per_scope` OneIG-like prompts per category (en, and zh for every third) and TIIF-like
+    concepts per dimension (short and long forms), each with one to four questions in a chain;
+    two generators answered by the official judge at random (seeded), a twentieth missing."""
+    rng = random.Random(seed)
+    prompts, questions, judgments = [], [], []
+    sources = [(f"oneig/{c}", ("en", "zh")) for c in ONEIG_CATEGORIES]
+    sources += [(f"tiif-testmini/{d}", ("short", "long")) for d in TIIF_DIMENSIONS]
+    for source, forms in sources:
+        for i in range(per_scope):
+            concept = f"{source.replace('/', '-').replace('+', '_')}-{i:03d}"
+            n_questions = rng.randint(1, 4)
+            for form in forms if i % 3 == 0 or forms[0] == "short" else forms[:1]:
+                prompt_id = _prompt_id(concept, form)
+                language = "zh" if form == "zh" else "en"
+                text = f"{concept} ({form})"
+                prompts.append(
+                    {"prompt_id": prompt_id, "concept_id": concept, "language": language}
+                    | {"source": source, "text": text}
+                )
+                for q in range(1, n_questions + 1):
+                    parents = [f"q{q - 1}"] if q > 1 else []
+                    capability = CAPABILITIES[(i + q) % len(CAPABILITIES)]
+                    questions.append(
+                        {"prompt_id": prompt_id, "question_id": f"q{q}", "text": f"{capability}?"}
+                        | {"capability": capability, "parents": parents, "entity": None}
+                        | {"text_target": None, "compliant_answer": "yes"}
+                    )
+                    for model_id in ("gA", "gB"):
+                        draw = rng.random()
+                        answer = MISSING if draw < 0.05 else Y if draw < 0.7 else N
+                        judgments.append(
+                            {"prompt_id": prompt_id, "model_id": model_id, "question_id": f"q{q}"}
+                            | {"answer": answer, "p_yes": None, "judge_id": OFFICIAL_JUDGE}
+                        )
+    return {"prompts": prompts, "questions": questions, "judgments": judgments}
