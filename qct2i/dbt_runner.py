@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ingestion.paths import DBT_BUILD_EXCLUDES, PROJECT_ROOT, dbt_environment
-from ingestion.store.dbt_parse import PARTIAL_PARSE, cached_parse, keep_parse, seed_parse
+from ingestion.store.dbt_parse import PARTIAL_PARSE, reused_parse
 
 
 def _die_with_parent() -> None:
@@ -99,22 +99,20 @@ def run_dbt(
         if command == "build":
             argv += DBT_BUILD_EXCLUDES
         argv += list(extra)
-        cached = cached_parse(warehouse.name, extra, profiles_dir)
-        seed_parse(cached, target)
         # the path relative to the folder dbt runs in: see the module docstring
         env = {**dbt_environment(os.environ), "QCT2I_WAREHOUSE": warehouse.name}
-        if launcher is not None and not echo:
-            result = launcher(argv, env=env, cwd=warehouse.parent)
-        else:
-            result = subprocess.run(
-                argv,
-                env=env,
-                cwd=warehouse.parent,
-                capture_output=not echo,
-                text=True,
-                preexec_fn=_die_with_parent,
-            )
-        keep_parse(target, cached)
+        with reused_parse(warehouse.name, extra, profiles_dir, target):
+            if launcher is not None and not echo:
+                result = launcher(argv, env=env, cwd=warehouse.parent)
+            else:
+                result = subprocess.run(
+                    argv,
+                    env=env,
+                    cwd=warehouse.parent,
+                    capture_output=not echo,
+                    text=True,
+                    preexec_fn=_die_with_parent,
+                )
         if result.returncode != 0 and echo:
             raise DbtFailed(f"dbt {command} failed (exit {result.returncode}); its output is above")
         if result.returncode != 0:
@@ -166,7 +164,7 @@ def _publish_artifacts(run_target: Path, shared: Path) -> None:
     """Move a finished run's artifacts into the shared target: each file by an atomic rename, so a
     reader (Dagster's definitions read `manifest.json`) never sees half of one; each folder
     (`compiled/`, `run/`) whole, under a lock, so two runs ending at once do not interleave. The
-    run's parse is not moved: it went to the cache (`keep_parse`)."""
+    run's parse is not moved: it went to the cache (`reused_parse`)."""
     (run_target / PARTIAL_PARSE).unlink(missing_ok=True)
     with open(shared / ".publish.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes

@@ -27,7 +27,7 @@ from ingestion.store.build_inputs import (
     prepare_build,
     standing_nodes,
 )
-from ingestion.store.dbt_parse import cached_parse, keep_parse, seed_parse
+from ingestion.store.dbt_parse import reused_parse
 from ingestion.store.warehouse import (
     Warehouse,
     prepare_working_copy,
@@ -156,12 +156,10 @@ def saved_parse(
     op_run = f"{context.op_execution_context.op.name}-{context.run.run_id[:7]}"
     target = Path(dbt.project_dir) / "target" / f"{op_run}-{uuid.uuid4().hex[:7]}"
     profiles = dbt.profiles_dir or os.environ.get("DBT_PROFILES_DIR") or dbt.project_dir
-    cached = cached_parse(str(working), args, Path(profiles))
-    seed_parse(cached, target)
     try:
-        yield target
+        with reused_parse(str(working), args, Path(profiles), target):
+            yield target
     finally:
-        keep_parse(target, cached)
         context.log.info(parse_summary(target))
 
 

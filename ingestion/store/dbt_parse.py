@@ -17,7 +17,7 @@ import contextlib
 import hashlib
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ingestion.paths import PROJECT_ROOT
@@ -38,14 +38,29 @@ def cached_parse(warehouse_setting: str, args: Sequence[str], profiles_dir: Path
     return PARTIAL_PARSE_CACHE / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.msgpack"
 
 
-def seed_parse(cached: Path, target: Path) -> None:
+@contextlib.contextmanager
+def reused_parse(
+    warehouse_setting: str, args: Sequence[str], profiles_dir: Path, target: Path
+) -> Iterator[None]:
+    """For one dbt call in `target`: seed it from the cache entry of this warehouse setting,
+    vars and profile before, and save its parse back after, even when dbt failed (its parse is
+    made before the first node runs)."""
+    cached = cached_parse(warehouse_setting, args, profiles_dir)
+    _seed_parse(cached, target)
+    try:
+        yield
+    finally:
+        _keep_parse(target, cached)
+
+
+def _seed_parse(cached: Path, target: Path) -> None:
     """Put the cached parse, if any, where dbt reads its saved parse (`target`)."""
     target.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):  # none yet, or pruned by another run just now
         shutil.copyfile(cached, target / PARTIAL_PARSE)
 
 
-def keep_parse(target: Path, cached: Path) -> None:
+def _keep_parse(target: Path, cached: Path) -> None:
     """Copy the run's parse into the cache through a temporary name, so a concurrent run reads
     the old entry or the new one, never half of one."""
     parsed = target / PARTIAL_PARSE

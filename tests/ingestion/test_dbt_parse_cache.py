@@ -6,13 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ingestion.store.dbt_parse import (
-    PARTIAL_PARSE,
-    cached_parse,
-    keep_parse,
-    prune_cache,
-    seed_parse,
-)
+import pytest
+
+from ingestion.store import dbt_parse
+from ingestion.store.dbt_parse import PARTIAL_PARSE, cached_parse, prune_cache, reused_parse
 
 
 def test_an_entry_is_keyed_by_the_warehouse_setting_the_vars_and_the_profile():
@@ -28,15 +25,22 @@ def test_an_entry_is_keyed_by_the_warehouse_setting_the_vars_and_the_profile():
     assert entry not in others and len(set(others)) == len(others)
 
 
-def test_a_run_is_seeded_from_its_entry_and_leaves_its_parse_there(tmp_path):
-    cached, first, second = tmp_path / "cache" / "k.msgpack", tmp_path / "r1", tmp_path / "r2"
-    seed_parse(cached, first)  # nothing saved yet: dbt will parse everything
-    assert not (first / PARTIAL_PARSE).exists()
-    (first / PARTIAL_PARSE).write_bytes(b"the parse of run 1")
-    keep_parse(first, cached)
-    seed_parse(cached, second)
-    assert (second / PARTIAL_PARSE).read_bytes() == b"the parse of run 1"
-    assert [p.name for p in cached.parent.iterdir()] == ["k.msgpack"]  # no temporary left
+def test_a_run_is_seeded_from_its_entry_and_leaves_its_parse_there_even_if_it_fails(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(dbt_parse, "PARTIAL_PARSE_CACHE", tmp_path / "cache")
+    first, second, profiles = tmp_path / "r1", tmp_path / "r2", Path("/project")
+    with reused_parse("w.duckdb", (), profiles, first):
+        assert not (first / PARTIAL_PARSE).exists()  # nothing saved yet: dbt parses everything
+        (first / PARTIAL_PARSE).write_bytes(b"the parse of run 1")
+    with pytest.raises(RuntimeError), reused_parse("w.duckdb", (), profiles, second):
+        assert (second / PARTIAL_PARSE).read_bytes() == b"the parse of run 1"
+        (second / PARTIAL_PARSE).write_bytes(b"the parse of run 2")
+        raise RuntimeError("a test failed after dbt had parsed")
+    entry = cached_parse("w.duckdb", (), profiles)
+    assert entry.parent == tmp_path / "cache"
+    assert [p.name for p in entry.parent.iterdir()] == [entry.name]  # no temporary left
+    assert entry.read_bytes() == b"the parse of run 2"
 
 
 def test_pruning_keeps_the_most_recently_written_entries(tmp_path):
