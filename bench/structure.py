@@ -2,10 +2,11 @@
 
 `structure_s`: `dbt build` (models and their tests) of every model under
 models/intermediate/structure and models/marts/structure, upstream already built.
-`coupling_s`: `dbt run` of the coupling chain alone (the Python models int_coupling_prompt_effects
-and int_coupling_intervals, and the marts fct_coupling and fct_coupling_contrast that present it;
-the question pairs they read already exist), with the default (`auto`) bootstrap;
-`coupling_method` is what `auto` chose (at paper scale: `linearised`).
+`coupling_s`: `dbt run` of the coupling chain alone (the Python models
+int_coupling_prompt_effects, int_coupling_draws and int_coupling_intervals, and the marts
+fct_coupling and fct_coupling_contrast that present it; the question pairs they read already
+exist), with the default (`auto`) bootstrap; `coupling_method` is what `auto` chose (at paper
+scale: `linearised`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from qct2i.dbt_runner import run_dbt
 STRUCTURE = ("path:models/intermediate/structure", "path:models/marts/structure")
 COUPLING = (
     "int_coupling_prompt_effects",
+    "int_coupling_draws",
     "int_coupling_intervals",
     "fct_coupling",
     "fct_coupling_contrast",

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from method.bootstrap import percentile_interval, resampling_counts, rng_for
+from method.bootstrap import encode, percentile_interval, resampling_counts, rng_for
 from method.structure.coupling import (
     CONTEXTS,
     CONTRASTED_CONTEXTS,
@@ -330,10 +330,10 @@ def coupling_bootstrap(
     world (`coupling_draw_sums`), so the marginals' own sampling noise, shared by all prompts of
     a stratum, enters the interval (one pass over the model x cell sums per draw).
     `method="linearised"`: each draw is theta + (w - 1) @ IF, the first-order expansion around
-    w = 1 with the influence of `coupling_influence`; one matrix product gives all draws. It
-    leaves out the second-order terms and the draws in which a stratum loses its Delta, both of
-    which come from strata seen in few prompts: in small worlds, where many strata are rare, its
-    intervals are 2-7% narrower than the exact ones and under-cover (docs/marts.md,
+    w = 1 with the influence of `coupling_influence`; one matrix product per model gives all its
+    draws. It leaves out the second-order terms and the draws in which a stratum loses its Delta,
+    both of which come from strata seen in few prompts: in small worlds, where many strata are
+    rare, its intervals are 2-7% narrower than the exact ones and under-cover (docs/marts.md,
     Structural diagnostics); at paper scale, where almost every cell's stratum spans dozens of
     prompts, the two agree.
     `method="auto"`: exact for a language whose models x cells x draws is at most
@@ -341,28 +341,218 @@ def coupling_bootstrap(
     `pairs` and `records` as for `coupling_prompt_effects` (or `pairs` = their
     `coupling_inputs`). Returns dicts: language, model_id, effect (a context or a contrast),
     estimate, ci_lo, ci_hi (fractions), n_units (prompts with the effect), method (`exact` or
-    `linearised`).
+    `linearised`). The two halves, each model's draws (`coupling_model_draws`) and the intervals
+    with the macro mean from them (`coupling_intervals_from_draws`), are int_coupling_draws and
+    int_coupling_intervals.
+    """
+    model_draws = coupling_model_draws(
+        pairs, records, draws=draws, seed=seed, method=method, exact_budget=exact_budget
+    )
+    return _interval_rows(model_draws, level)
+
+
+# One row per language x model x effect with an estimate: each model's share of
+# int_coupling_intervals, kept per generator (int_coupling_draws) so that an incremental build
+# computes only the generators it rebuilds. `n_units`: prompts with the effect; `draw_values`:
+# the effect in each draw (NaN where undefined); `presence`: `np.packbits` over the language's
+# prompts (in sorted id order) of where the model has the effect, for the macro mean's count;
+# `language_prompts`: how many prompts the language's resamples draw from.
+MODEL_DRAWS_SCHEMA = pa.schema(
+    [
+        ("language", pa.string()),
+        ("model_id", pa.string()),
+        ("effect", pa.string()),
+        ("estimate", pa.float64()),
+        ("n_units", pa.int64()),
+        ("draw_values", pa.list_(pa.float64())),
+        ("presence", pa.binary()),
+        ("language_prompts", pa.int64()),
+        ("bootstrap_method", pa.string()),
+    ]
+)
+
+
+def coupling_model_draws(
+    pairs: TableSource | CouplingInputs,
+    records: TableSource | None = None,
+    *,
+    draws: int,
+    seed: int,
+    method: str = "auto",
+    exact_budget: int = DEFAULT_EXACT_BUDGET,
+    n_models: int | None = None,
+) -> pa.Table:
+    """Each model's estimate and bootstrap draws of every effect (`coupling_bootstrap`'s
+    method), one `MODEL_DRAWS_SCHEMA` row per language x model x effect with an estimate.
+
+    A model's rows depend on its own records, the language's resamples and the method only, so
+    they are the same whichever other models are in the call. `n_models`: how many models the
+    warehouse holds, which `auto`'s budget counts (default: the records' models); an incremental
+    build hands over the rebuilt generators' records with the whole warehouse's count.
     """
     if draws < 1:
         raise ValueError(f"draws must be >= 1, got {draws}")
     if method not in COUPLING_METHODS:
         raise ValueError(f"method must be one of {COUPLING_METHODS}, got {method!r}")
     inputs = as_inputs(pairs, records)
+    n_models = len(inputs.model_ids) if n_models is None else n_models
     languages, pair_language = inputs.codes["language"]
-    rows: list[dict] = []
+    parts = [MODEL_DRAWS_SCHEMA.empty_table()]
     for lang_code, language in enumerate(languages):
         sel = np.flatnonzero(pair_language == lang_code)
         if sel.size == 0:
             continue
         cells = _language_cells(inputs, sel)
-        chosen = method if method != "auto" else _affordable_method(cells, draws, exact_budget)
+        chosen = _chosen_method(method, n_models, len(cells.prompt), draws, exact_budget)
         counts = resampling_counts(cells.n_prompts, draws, rng_for(seed, str(language)))
         language_draws = _exact_draws if chosen == "exact" else _linearised_draws
         estimate, draw_values, den, presence = language_draws(cells, counts)
-        rows += _language_rows(
-            str(language), inputs.model_ids, estimate, draw_values, den, presence, level, chosen
+        parts.append(
+            _model_draw_rows(
+                str(language), inputs.model_ids, estimate, draw_values, den, presence, chosen
+            )
         )
+    return pa.concat_tables(parts)
+
+
+def _model_draw_rows(
+    language: str,
+    model_ids: np.ndarray,
+    estimate: np.ndarray,
+    draw_values: np.ndarray,
+    den: np.ndarray,
+    presence: np.ndarray,
+    method: str,
+) -> pa.Table:
+    """One language's `MODEL_DRAWS_SCHEMA` rows: every model x effect with an estimate."""
+    models, effects = np.nonzero(np.isfinite(estimate))
+    return pa.table(
+        {
+            "language": [language] * len(models),
+            "model_id": [str(model_ids[m]) for m in models],
+            "effect": [EFFECTS[e] for e in effects],
+            "estimate": estimate[models, effects],
+            # prompts with the effect: the denominator at weights 1
+            "n_units": den[models, effects].astype(np.int64),
+            "draw_values": [draw_values[:, m, e] for m, e in zip(models, effects, strict=True)],
+            "presence": [
+                np.packbits(presence[m, e]).tobytes() for m, e in zip(models, effects, strict=True)
+            ],
+            "language_prompts": [presence.shape[2]] * len(models),
+            "bootstrap_method": [method] * len(models),
+        },
+        schema=MODEL_DRAWS_SCHEMA,
+    )
+
+
+def reusable_model_draws(
+    stored: pa.Table,
+    pairs: pa.Table,
+    *,
+    n_models: int,
+    draws: int,
+    method: str = "auto",
+    exact_budget: int = DEFAULT_EXACT_BUDGET,
+) -> bool:
+    """Whether stored `coupling_model_draws` rows hold for a warehouse of `n_models` models: in
+    each of their languages, the method `coupling_model_draws` would choose now and the number
+    of prompts resampled are those the rows were drawn with (adding a generator can move a
+    language across `auto`'s budget, and then every model's draws change)."""
+    plan = _language_plans(pairs, n_models, draws, method, exact_budget)
+    drawn = zip(
+        stored.column("language").to_pylist(),
+        stored.column("bootstrap_method").to_pylist(),
+        stored.column("language_prompts").to_pylist(),
+        strict=True,
+    )
+    return all(plan.get(language) == (how, n) for language, how, n in set(drawn))
+
+
+def _language_plans(
+    pairs: pa.Table, n_models: int, draws: int, method: str, exact_budget: int
+) -> dict[str, tuple[str, int]]:
+    """Per language of int_question_pairs: (the method `coupling_model_draws` chooses, the
+    number of prompts it resamples)."""
+    languages, pair_language = encode(pairs["language"])
+    _, prompt = encode(pairs["prompt_id"])
+    _, context = encode(pairs["context"])
+    _, stratum = encode(pairs["stratum_key"])
+    plans = {}
+    for lang_code, language in enumerate(languages):
+        sel = np.flatnonzero(pair_language == lang_code)
+        if sel.size == 0:
+            continue
+        _, cells = dense_codes(prompt[sel], context[sel], stratum[sel])
+        chosen = _chosen_method(method, n_models, len(cells), draws, exact_budget)
+        plans[language] = (chosen, len(np.unique(prompt[sel])))
+    return plans
+
+
+def coupling_intervals_from_draws(model_draws: pa.Table, level: float = 0.95) -> pa.Table:
+    """int_coupling_intervals from int_coupling_draws (`coupling_model_draws`): per language x
+    model x effect the estimate with its percentile interval over the draws, and per language x
+    effect the `MACRO_MODEL` mean over the models with the effect; with effect_kind (`context` or
+    `contrast`), the prompts with the effect, the draw count and the bootstrap method used."""
+    rows = _interval_rows(model_draws, level)
+    out = {
+        "language": [r["language"] for r in rows],
+        "model_id": [r["model_id"] for r in rows],
+        "effect_kind": ["context" if r["effect"] in CONTEXTS else "contrast" for r in rows],
+        "effect": [r["effect"] for r in rows],
+        "estimate": [r["estimate"] for r in rows],
+        "ci_lo": [r["ci_lo"] for r in rows],
+        "ci_hi": [r["ci_hi"] for r in rows],
+        "n_prompts": [r["n_units"] for r in rows],
+        "n_draws": [r["n_draws"] for r in rows],
+        "bootstrap_method": [r["method"] for r in rows],
+    }
+    return pa.Table.from_pydict(out, schema=COUPLING_INTERVALS_SCHEMA)
+
+
+def _interval_rows(model_draws: pa.Table, level: float) -> list[dict]:
+    """`coupling_bootstrap`'s rows from the models' draws: per language (sorted), per effect (in
+    `EFFECTS` order), every model with the effect (sorted by id), then the `MACRO_MODEL` mean
+    over them, each with its percentile interval over the draws. The rows may come in any
+    order (an incremental build stores a rebuilt generator's last)."""
+    by_cell: dict[tuple[str, str], list[dict]] = {}
+    for row in model_draws.to_pylist():
+        by_cell.setdefault((row["language"], row["effect"]), []).append(row)
+    rows: list[dict] = []
+    for language in sorted({language for language, _ in by_cell}):
+        for effect in EFFECTS:
+            members = sorted(by_cell.get((language, effect), []), key=lambda r: r["model_id"])
+            if members:
+                rows += _cell_rows(language, effect, members, level)
     return rows
+
+
+def _cell_rows(language: str, effect: str, members: list[dict], level: float) -> list[dict]:
+    """One language x effect: each member model's row and the macro mean's."""
+    n_prompts = members[0]["language_prompts"]
+    estimates = np.array([m["estimate"] for m in members])
+    member_draws = np.column_stack([np.array(m["draw_values"], dtype=np.float64) for m in members])
+    present = np.column_stack(
+        [np.unpackbits(np.frombuffer(m["presence"], np.uint8), count=n_prompts) for m in members]
+    ).astype(bool)
+    macro, macro_draws, macro_units = macro_mean(estimates, member_draws, present)
+    lo, hi = percentile_interval(np.column_stack([member_draws, macro_draws]), level)
+    labels = [m["model_id"] for m in members] + [MACRO_MODEL]
+    values = [*estimates, macro]
+    units = [m["n_units"] for m in members] + [macro_units]
+    return [
+        {
+            "language": language,
+            "model_id": str(label),
+            "effect": effect,
+            "estimate": float(values[k]),
+            "ci_lo": finite_or_none(lo[k]),
+            "ci_hi": finite_or_none(hi[k]),
+            "n_units": int(units[k]),
+            "n_draws": member_draws.shape[0],
+            "method": members[0]["bootstrap_method"],
+        }
+        for k, label in enumerate(labels)
+    ]
 
 
 def _language_cells(inputs: CouplingInputs, sel: np.ndarray) -> CouplingCells:
@@ -377,54 +567,6 @@ def _language_cells(inputs: CouplingInputs, sel: np.ndarray) -> CouplingCells:
         codes["context"][sel],
         codes["stratum"][sel],
     )
-
-
-def _language_rows(
-    language: str,
-    model_ids: np.ndarray,
-    estimate: np.ndarray,
-    draw_values: np.ndarray,
-    den: np.ndarray,
-    presence: np.ndarray,
-    level: float,
-    method: str,
-) -> list[dict]:
-    """`coupling_bootstrap`'s rows of one language: every model with the effect, then the
-    `MACRO_MODEL` mean over them, each with its percentile interval over the draws."""
-    # prompts with the effect: the denominator at weights 1
-    n_units = den.astype(np.int64)
-    rows: list[dict] = []
-    for e, effect in enumerate(EFFECTS):
-        members = np.flatnonzero(np.isfinite(estimate[:, e]))
-        columns = [draw_values[:, m, e] for m in range(len(model_ids))]
-        labels = list(model_ids)
-        estimates = list(estimate[:, e])
-        units = list(n_units[:, e])
-        if members.size:
-            macro, macro_draws, macro_units = macro_mean(
-                estimate[members, e], draw_values[:, members, e], presence[members, e].T
-            )
-            columns.append(macro_draws)
-            labels.append(MACRO_MODEL)
-            estimates.append(macro)
-            units.append(macro_units)
-        lo, hi = percentile_interval(np.column_stack(columns), level)
-        for k, label in enumerate(labels):
-            if not np.isfinite(estimates[k]):
-                continue
-            rows.append(
-                {
-                    "language": language,
-                    "model_id": str(label),
-                    "effect": effect,
-                    "estimate": float(estimates[k]),
-                    "ci_lo": finite_or_none(lo[k]),
-                    "ci_hi": finite_or_none(hi[k]),
-                    "n_units": int(units[k]),
-                    "method": method,
-                }
-            )
-    return rows
 
 
 COUPLING_INTERVALS_SCHEMA = pa.schema(
@@ -452,32 +594,27 @@ def coupling_intervals(
     method: str = "auto",
     exact_budget: int = DEFAULT_EXACT_BUDGET,
 ) -> pa.Table:
-    """int_coupling_intervals: `coupling_bootstrap` as one row per language x model (plus
-    `MACRO_MODEL`) x effect, fractions, with effect_kind (`context` or `contrast`), the prompts
-    with the effect, the draw count and the bootstrap method used. `pairs`: int_question_pairs;
-    `records`: int_question_validity (its native `outcome` is used, never the masked one); or
-    `pairs` = their `coupling_inputs`."""
-    rows = coupling_bootstrap(
+    """`coupling_bootstrap` as int_coupling_intervals' table: one row per language x model (plus
+    `MACRO_MODEL`) x effect, fractions (`coupling_intervals_from_draws`). `pairs`:
+    int_question_pairs; `records`: int_question_validity (its native `outcome` is used, never
+    the masked one); or `pairs` = their `coupling_inputs`."""
+    model_draws = coupling_model_draws(
         pairs, records, draws=draws, seed=seed, method=method, exact_budget=exact_budget
     )
-    out = {
-        "language": [r["language"] for r in rows],
-        "model_id": [r["model_id"] for r in rows],
-        "effect_kind": ["context" if r["effect"] in CONTEXTS else "contrast" for r in rows],
-        "effect": [r["effect"] for r in rows],
-        "estimate": [r["estimate"] for r in rows],
-        "ci_lo": [r["ci_lo"] for r in rows],
-        "ci_hi": [r["ci_hi"] for r in rows],
-        "n_prompts": [r["n_units"] for r in rows],
-        "n_draws": [draws] * len(rows),
-        "bootstrap_method": [r["method"] for r in rows],
-    }
-    return pa.Table.from_pydict(out, schema=COUPLING_INTERVALS_SCHEMA)
+    return coupling_intervals_from_draws(model_draws)
 
 
-def _affordable_method(cells: CouplingCells, draws: int, exact_budget: int) -> str:
+def _chosen_method(method: str, n_models: int, n_cells: int, draws: int, exact_budget: int) -> str:
+    """The method a language's draws are evaluated with: `method`, or for `auto` the affordable
+    one."""
+    return (
+        method if method != "auto" else _affordable_method(n_models, n_cells, draws, exact_budget)
+    )
+
+
+def _affordable_method(n_models: int, n_cells: int, draws: int, exact_budget: int) -> str:
     """`exact` when evaluating every model x cell in every draw stays within the budget."""
-    work = cells.n_models * len(cells.prompt) * draws
+    work = n_models * n_cells * draws
     return "exact" if work <= exact_budget else "linearised"
 
 
@@ -499,6 +636,9 @@ def _linearised_draws(cells: CouplingCells, counts: np.ndarray):
     draw is theta + (w - 1) @ IF with the influence of `coupling_influence`."""
     estimate, influence, presence = _influence_per_model(cells)
     den = presence.sum(axis=2).astype(np.float64)
-    flat = influence.reshape(-1, cells.n_prompts).T  # (prompts, models * EFFECTS)
-    shifts = ((counts - 1.0) @ flat).reshape(counts.shape[0], *estimate.shape)
+    # one product per model, (draws, prompts) @ (prompts, EFFECTS): a model's draws must not
+    # depend on which other models are in the call (an incremental build draws only the rebuilt
+    # generators'), and one product over all models' columns need not add in the same order
+    centred = counts - 1.0
+    shifts = np.stack([centred @ influence[m].T for m in range(cells.n_models)], axis=1)
     return estimate, estimate[None] + shifts, den, presence

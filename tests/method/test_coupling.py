@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from method.bootstrap import rng_for
@@ -18,7 +19,10 @@ from method.structure import (
     coupling_cells,
     coupling_influence,
     coupling_inputs,
+    coupling_intervals_from_draws,
+    coupling_model_draws,
     coupling_prompt_effects,
+    reusable_model_draws,
 )
 
 
@@ -388,3 +392,94 @@ def test_coupling_inputs_take_readers_and_read_the_records_first():
             strict=True,
         ):
             np.testing.assert_array_equal(got_part, want_part)
+
+
+def _model_rows(table: pa.Table, model: str) -> pa.Table:
+    return table.filter(pc.equal(table["model_id"], model))
+
+
+def _bits(table: pa.Table) -> list:
+    """The rows with every float as its exact bits (a NaN draw equals a NaN draw)."""
+
+    def exact(value):
+        if isinstance(value, float):
+            return np.float64(value).tobytes()
+        return [exact(v) for v in value] if isinstance(value, list) else value
+
+    return [{k: exact(v) for k, v in row.items()} for row in table.to_pylist()]
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice")
+@pytest.mark.parametrize("method", ["exact", "linearised", "auto"])
+def test_a_models_draws_are_the_same_whichever_models_are_drawn_with_it(method):
+    """Guards int_coupling_draws' incremental build (issue 33): a generator's rows drawn alone,
+    with the warehouse's model count, are its rows of a call with every model, to the bit, so
+    an append that draws only the newcomer stores what a full build would. Under `auto`, with a
+    budget one model fits and three do not, the count decides the method, not the records."""
+    models = ("m1", "m2", "m3")
+    pairs, records = random_coupling_world(11, models=models)
+    draws = 40
+    cells = len({(r["prompt_id"], r["context"], r["stratum_key"]) for r in pairs.to_pylist()})
+    settings = {"draws": draws, "seed": 5, "method": method, "exact_budget": cells * draws}
+    whole = coupling_model_draws(pairs, records, **settings)
+    assert set(whole["model_id"].to_pylist()) == set(models)
+    if method == "auto":
+        assert set(whole["bootstrap_method"].to_pylist()) == {"linearised"}
+    for model in models:
+        alone = coupling_model_draws(pairs, _model_rows(records, model), n_models=3, **settings)
+        assert alone.num_rows > 0
+        assert _bits(alone) == _bits(_model_rows(whole, model)), model
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice")
+def test_intervals_from_stored_draws_are_the_bootstraps_whatever_the_row_order():
+    """Guards int_coupling_intervals over int_coupling_draws: rows in any order (an incremental
+    build stores a rebuilt generator's rows last) give the intervals of `coupling_bootstrap`,
+    and the macro mean counts the prompts where any model has the effect, which the per-prompt
+    terms of `coupling_prompt_effects` count independently."""
+    pairs, records = random_coupling_world(12, models=("m1", "m2", "m3"))
+    model_draws = coupling_model_draws(pairs, records, draws=30, seed=2, method="linearised")
+    order = np.random.default_rng(0).permutation(model_draws.num_rows)
+    shuffled = coupling_intervals_from_draws(model_draws.take(order))
+    assert _bits(shuffled) == _bits(coupling_intervals_from_draws(model_draws))
+    want = coupling_bootstrap(pairs, records, draws=30, seed=2, method="linearised")
+    assert shuffled.column("ci_lo").to_pylist() == [r["ci_lo"] for r in want]
+
+    prompts_with = {}
+    for row in coupling_prompt_effects(pairs, records).to_pylist():
+        prompts_with.setdefault((row["language"], row["effect"]), set()).add(row["prompt_id"])
+    macro = {
+        (r["language"], r["effect"]): r["n_prompts"]
+        for r in shuffled.to_pylist()
+        if r["model_id"] == MACRO_MODEL
+    }
+    assert macro == {key: len(prompts) for key, prompts in prompts_with.items()}
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice")
+def test_stored_draws_are_reused_only_while_the_method_and_the_prompts_stand():
+    """Guards `reusable_model_draws`: `auto` prices a language at models x cells x draws, so with
+    a budget that fits three models exactly and not four, the draws stored for three are kept
+    for three and drawn again for four (every model's method changes); rows drawn over another
+    number of prompts are never kept."""
+    pairs, records = random_coupling_world(13, (("en", 8),), models=("m1", "m2", "m3"))
+    cells = len({(r["prompt_id"], r["context"], r["stratum_key"]) for r in pairs.to_pylist()})
+    draws = 20
+    budget = 3 * cells * draws
+    stored = coupling_model_draws(pairs, records, draws=draws, seed=1, exact_budget=budget)
+    assert set(stored["bootstrap_method"].to_pylist()) == {"exact"}
+
+    def reusable(table, n_models):
+        return reusable_model_draws(
+            table, pairs, n_models=n_models, draws=draws, exact_budget=budget
+        )
+
+    assert reusable(stored, 3)
+    assert not reusable(stored, 4)
+    assert reusable(stored.slice(0, 0), 4)  # nothing stored, nothing to redraw
+    other_prompts = stored.set_column(
+        stored.schema.get_field_index("language_prompts"),
+        "language_prompts",
+        pa.array([9] * stored.num_rows, pa.int64()),
+    )
+    assert not reusable(other_prompts, 3)

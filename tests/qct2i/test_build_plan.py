@@ -183,6 +183,7 @@ _PER_GENERATOR = {
     "int_prompt_sufficient_stats",
     "int_root_contexts",
     "int_coupling_prompt_effects",
+    "int_coupling_draws",
     "fct_question_records",
     "fct_component_exactness",
     "fct_failure_examples",
@@ -220,6 +221,7 @@ def test_an_incremental_build_narrows_only_tests_local_to_a_generator():
         "int_question_validity",
         "int_prompt_sufficient_stats",
         "int_coupling_prompt_effects",
+        "int_coupling_draws",
         "int_root_contexts",
         "fct_question_records",
     }
