@@ -18,16 +18,12 @@ import numpy as np
 from ingestion.store.build_inputs import BuildPlan, mark_pending
 from tests.helpers import copy_warehouse, dbt_build, query
 
-DRAWS = 40
+DRAWS = 1000  # the project's structure_bootstrap_draws, which built the template
 COUPLING = ("int_coupling_draws", "int_coupling_intervals")
 
 
 def _run(warehouse, budget, incremental=False):
-    build_vars = {
-        "structure_bootstrap_draws": DRAWS,
-        "structure_coupling_exact_budget": budget,
-        "incremental_build": incremental,
-    }
+    build_vars = {"structure_coupling_exact_budget": budget, "incremental_build": incremental}
     dbt_build(warehouse, select=COUPLING, extra=("--vars", json.dumps(build_vars)), command="run")
 
 
@@ -44,23 +40,22 @@ def _rows(warehouse, table):
 
 
 def test_an_append_that_changes_the_method_draws_every_model_again(small_demo, tmp_path):
-    """Stored draws of 13 models, all `exact` within a budget they fit; then an incremental run
-    of one pending generator under a budget 13 models exceed by one cell evaluation: every
-    model's rows must be `linearised` and equal a full run's under that budget. Fails if the
-    kept generators' rows were reused (12 `exact` models beside one `linearised`)."""
+    """The small demo's 13 models are drawn `exact`, well within the project's budget; an
+    incremental run of one pending generator under a budget 13 models exceed by one cell
+    evaluation must draw every model `linearised` and equal a full run's under that budget.
+    Fails if the kept generators' rows were reused (12 `exact` models beside one
+    `linearised`)."""
     built, _ = small_demo
-    cells = query(
-        built,
-        "select max(n) from (select count(distinct (prompt_id, context, stratum_key)) as n"
-        " from intermediate.int_question_pairs group by language)",
-    )[0][0]
-    fits, exceeds = 13 * cells * DRAWS, 13 * cells * DRAWS - 1
-
     warehouse = copy_warehouse(built, tmp_path / "incremental")
-    _run(warehouse, fits)
     assert query(
         warehouse, "select distinct bootstrap_method from intermediate.int_coupling_draws"
     ) == [("exact",)]
+    cells = query(
+        warehouse,
+        "select max(n) from (select count(distinct (prompt_id, context, stratum_key)) as n"
+        " from intermediate.int_question_pairs group by language)",
+    )[0][0]
+    exceeds = 13 * cells * DRAWS - 1
     pending = query(warehouse, "select min(model_id) from intermediate.int_coupling_draws")[0][0]
     with duckdb.connect(str(warehouse)) as con:
         mark_pending(con, BuildPlan(False, (pending,), "one generator"))
