@@ -4,8 +4,8 @@ incremental build draws every model again when the stored draws no longer hold.
 `auto` picks a language's bootstrap method from models x cells x draws against
 `structure_coupling_exact_budget`, so appending a generator can move a language from `exact` to
 `linearised`, and then no stored draw is what a full build would store. Here the budget var moves
-the plan instead of a 14th generator (an append of one is `test_determinism.py`'s, where the
-method stays): the same branch of the model, for a tenth of the build.
+the plan instead of a 14th generator, which takes the same branch of the model without a world
+of its own (an append where the method stays is `test_determinism.py`'s).
 """
 
 from __future__ import annotations
