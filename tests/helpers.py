@@ -9,6 +9,7 @@ import contextlib
 import io
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -117,6 +118,18 @@ def query(warehouse: Path, sql: str) -> list[tuple]:
 # -- the console script, as a user runs it ----------------------------------------------------
 
 QCT2I = shutil.which("qct2i", path=str(Path(sys.executable).parent)) or "qct2i"
+
+
+def exact_bits(value):
+    """`value` with every float as its exact bits, through lists, tuples and dicts: rows compare
+    equal only when every float is the same to the bit, and a NaN equals a NaN."""
+    if isinstance(value, float):
+        return struct.pack("<d", value)
+    if isinstance(value, dict):
+        return {key: exact_bits(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(exact_bits(item) for item in value)
+    return value
 
 
 def cli_env(warehouse: Path, **extra: str) -> dict[str, str]:

@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 
 import duckdb
-import numpy as np
 
 from ingestion.store.build_inputs import BuildPlan, mark_pending
-from tests.helpers import copy_warehouse, dbt_build, query
+from tests.helpers import copy_warehouse, dbt_build, exact_bits, query
 
 DRAWS = 1000  # the project's structure_bootstrap_draws, which built the template
 COUPLING = ("int_coupling_draws", "int_coupling_intervals")
@@ -29,14 +28,7 @@ def _run(warehouse, budget, incremental=False):
 
 def _rows(warehouse, table):
     """The table's rows in key order, every float as its bits (NaN draws compare equal)."""
-
-    def bits(value):
-        if isinstance(value, float):
-            return np.float64(value).tobytes()
-        return [bits(v) for v in value] if isinstance(value, list) else value
-
-    rows = query(warehouse, f"select * from intermediate.{table} order by all")
-    return [tuple(bits(v) for v in row) for row in rows]
+    return exact_bits(query(warehouse, f"select * from intermediate.{table} order by all"))
 
 
 def test_an_append_that_changes_the_method_draws_every_model_again(small_demo, tmp_path):

@@ -24,6 +24,7 @@ from method.structure import (
     coupling_prompt_effects,
     reusable_model_draws,
 )
+from tests.helpers import exact_bits
 
 
 def random_coupling_world(seed: int, sizes=(("en", 9), ("zh", 6)), models=("m1", "m2")):
@@ -399,14 +400,7 @@ def _model_rows(table: pa.Table, model: str) -> pa.Table:
 
 
 def _bits(table: pa.Table) -> list:
-    """The rows with every float as its exact bits (a NaN draw equals a NaN draw)."""
-
-    def exact(value):
-        if isinstance(value, float):
-            return np.float64(value).tobytes()
-        return [exact(v) for v in value] if isinstance(value, list) else value
-
-    return [{k: exact(v) for k, v in row.items()} for row in table.to_pylist()]
+    return exact_bits(table.to_pylist())
 
 
 @pytest.mark.filterwarnings("ignore:Mean of empty slice")
